@@ -1,0 +1,1 @@
+"""SessionScope: the desktop application and command line over the persistence engine."""

@@ -1,0 +1,165 @@
+"""The ``sessionscope`` command line.
+
+Read-mostly verbs over any store ``open_store`` accepts.  No Qt is imported unless the
+window is asked for, so the command line works on machines without a display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from persistence import CoordinatedPersistence, open_store
+from persistence.errors import upstream_class_of
+from persistence.model.jsontext import js_number
+
+READ_VERBS = ("list", "snapshots", "inspect", "read-from", "raw", "locate", "load")
+
+
+def default_root() -> str:
+    home = os.environ.get("DSH_HOME")
+    if home:
+        return os.path.join(home, "sessions")
+    return os.path.join(os.path.expanduser("~"), ".dsh", "sessions")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sessionscope",
+        description="Browse, inspect and repair coding-agent session logs (JSONL roots or SQLite stores).",
+    )
+    parser.add_argument("--root", help="session root for the window (default $DSH_HOME/sessions or ~/.dsh/sessions)")
+    parser.add_argument("--demo", action="store_true", help="open the window on the demo root (built once)")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+
+    def verb(name: str, help_text: str, *, needs_id: bool = True) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("root", metavar="ROOT", help="a JSONL root directory or a SQLite store file")
+        if needs_id:
+            p.add_argument("id", metavar="ID", help="session id")
+        p.add_argument("--backend", choices=("jsonl", "jsonl-zstd", "jsonl-none", "sqlite"), default=None)
+        p.add_argument("--json", action="store_true", help="print the upstream-shaped JSON result")
+        return p
+
+    verb("list", "list the session headers of a store", needs_id=False)
+    verb("snapshots", "list headers with their opaque revisions", needs_id=False)
+    verb("inspect", "read a session with in-memory crash closers (never writes)")
+    rf = verb("read-from", "events from SEQ on (no closers, never writes)")
+    rf.add_argument("seq", metavar="SEQ", type=int)
+    verb("raw", "print the raw JSONL artifact verbatim")
+    verb("locate", "where the session's artifact lives")
+    verb("load", "load a session, committing crash repair if it needs one")
+    return parser
+
+
+def _dump(value: Any) -> str:
+    return orjson.dumps(value).decode("utf-8")
+
+
+def _event_line(ev: dict[str, Any]) -> str:
+    data = ev.get("data")
+    summary = ""
+    if isinstance(data, dict):
+        bits = [f"{k}={data[k]}" for k in ("turn", "step") if k in data]
+        summary = " ".join(bits)
+    return f"{ev.get('seq'):>7}  {ev.get('type'):<28} {summary}"
+
+
+async def run_verb(args: argparse.Namespace) -> tuple[Any, str]:
+    """(json result, human text) of one verb."""
+    store: CoordinatedPersistence = open_store(args.root, args.backend)
+    try:
+        if args.verb == "list":
+            headers = await store.list()
+            result: Any = [h.to_json() for h in headers]
+            text = "\n".join(f"{h.id}\t{h.cwd or '-'}\t{h.created_at}" for h in headers) or "(no sessions)"
+        elif args.verb == "snapshots":
+            snaps = await store.list_snapshots()
+            result = [s.to_json() for s in snaps]
+            text = "\n".join(f"{s.header.id}\t{s.revision}" for s in snaps) or "(no sessions)"
+        elif args.verb in ("inspect", "load"):
+            if args.verb == "load":
+                before = await store.read_stored_revision(args.id)
+            ins = await (store.inspect(args.id) if args.verb == "inspect" else store.load(args.id))
+            result = ins.to_json()
+            lines = [f"session {ins.meta.id}  ({len(ins.events)} events)"]
+            lines += [_event_line(e) for e in result["events"]]
+            if args.verb == "load":
+                after = await store.read_stored_revision(args.id)
+                lines.append("repair committed: the log was changed" if before != after else "no repair was needed")
+            text = "\n".join(lines)
+        elif args.verb == "read-from":
+            rf = await store.read_from(args.id, args.seq)
+            result = rf.to_json()
+            text = "\n".join(_event_line(e) for e in result["events"]) or "(no events)"
+        elif args.verb == "raw":
+            raw = await store.read_raw(args.id)
+            if raw is None:
+                from persistence.errors import not_found
+
+                raise not_found(args.id)
+            result = raw.to_json()
+            text = raw.content
+        elif args.verb == "locate":
+            meta = None
+            for h in await store.list():
+                if h.id == args.id:
+                    meta = h
+                    break
+            if meta is None:
+                from persistence.errors import not_found
+
+                raise not_found(args.id)
+            loc = store.locate(meta)
+            result = None if loc is None else loc.to_json()
+            text = "(not locatable)" if loc is None else f"{loc.kind}\t{loc.path}"
+        else:  # pragma: no cover - argparse restricts verbs
+            raise SystemExit(2)
+    finally:
+        await store.close()
+    return result, text
+
+
+def _error_json(err: BaseException) -> str:
+    return _dump({"error": {"class": upstream_class_of(err), "message": str(err)}})
+
+
+def launch_gui(args: argparse.Namespace) -> int:
+    try:
+        from app.gui.launch import run_app  # type: ignore[import-not-found]
+    except ImportError:
+        build_parser().print_help()
+        return 0
+    return int(run_app(root=args.root, demo=args.demo))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verb is None:
+        return launch_gui(args)
+    extra = getattr(sys.modules[__name__], "EXTRA_VERBS", {})
+    if args.verb in extra:
+        return int(extra[args.verb](args))
+    try:
+        result, text = asyncio.run(run_verb(args))
+    except Exception as err:  # every failure becomes a typed message, never a traceback
+        if args.json:
+            print(_error_json(err))
+        else:
+            print(f"sessionscope: {upstream_class_of(err)}: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        sys.stdout.write(_dump(result) + "\n")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+__all__ = ["default_root", "js_number", "main"]

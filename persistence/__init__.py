@@ -1,0 +1,60 @@
+"""SessionScope's persistence engine: read and write coding-agent session logs byte-compatibly
+with the upstream harness.  No Qt anywhere in this package."""
+
+from persistence.backend import CancelToken, StorageBackend
+from persistence.coordinator import CoordinatedPersistence
+from persistence.errors import (
+    SessionAbortedError,
+    SessionArgumentError,
+    SessionConflictError,
+    SessionFormatUnsupportedError,
+    SessionLayoutError,
+    SessionNotFoundError,
+    SessionPersistenceCorruptionError,
+    SessionPersistenceError,
+    SessionRollbackError,
+    SessionStorageCorruptError,
+    SessionValidationError,
+)
+from persistence.jsonl.backend import JsonlSessionPersistence
+from persistence.model.event import EventLog, SessionEvent
+from persistence.model.header import SESSION_FORMAT_VERSION, SessionHeader
+from persistence.open import open_store
+from persistence.service import AbortSignal, SessionPersistence
+from persistence.values import (
+    ReadFromResult,
+    SessionInspection,
+    SessionLocation,
+    SessionPersistenceSnapshot,
+    SessionRawArtifact,
+)
+
+__all__ = [
+    "SESSION_FORMAT_VERSION",
+    "AbortSignal",
+    "CancelToken",
+    "CoordinatedPersistence",
+    "EventLog",
+    "JsonlSessionPersistence",
+    "ReadFromResult",
+    "SessionAbortedError",
+    "SessionArgumentError",
+    "SessionConflictError",
+    "SessionEvent",
+    "SessionFormatUnsupportedError",
+    "SessionHeader",
+    "SessionInspection",
+    "SessionLayoutError",
+    "SessionLocation",
+    "SessionNotFoundError",
+    "SessionPersistence",
+    "SessionPersistenceCorruptionError",
+    "SessionPersistenceError",
+    "SessionPersistenceSnapshot",
+    "SessionRawArtifact",
+    "SessionRollbackError",
+    "SessionStorageCorruptError",
+    "SessionValidationError",
+    "StorageBackend",
+    "open_store",
+]

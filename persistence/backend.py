@@ -1,0 +1,107 @@
+"""The synchronous hook interface every storage backend implements.
+
+The coordinator owns the rules that are the same for every backend (per-id ordering,
+seq contiguity, read pipeline, repair decisions); a backend only moves bytes.  Hooks run
+on worker threads and must call ``token.check()`` at their I/O boundaries so a
+cancelled caller stops before the next write.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from persistence.errors import SessionAbortedError
+
+
+class CancelToken:
+    """Thread-safe cancellation flag checked by hooks between I/O steps."""
+
+    __slots__ = ("_event", "reason")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason: Any = None
+
+    def cancel(self, reason: Any = None) -> None:
+        self.reason = reason
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def check(self) -> None:
+        if self._event.is_set():
+            raise SessionAbortedError(self.reason)
+
+
+NEVER_CANCELLED = CancelToken()
+
+
+@dataclass(slots=True)
+class TornMarker:
+    """A recoverable damaged tail: cut the artifact back to ``truncate_to`` and re-append ``recovered``."""
+
+    truncate_to: Any
+    recovered: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StoredLog:
+    meta: dict[str, Any]
+    events: list[dict[str, Any]]
+    revision: str
+    torn: TornMarker | None = None
+    raw_path: str | None = None  # what refusal messages cite as "(raw log: ...)"
+    location: dict[str, str] | None = None
+    base_seq: int = 0  # first seq of ``events`` (a backend may return only a suffix)
+
+
+@dataclass(frozen=True, slots=True)
+class RawArtifact:
+    meta: dict[str, Any]
+    filename: str
+    content: str
+
+
+class StorageBackend(ABC):
+    kind: str = "abstract"
+    supports_raw_artifacts: bool = False
+
+    @abstractmethod
+    def locate(self, meta: dict[str, Any]) -> dict[str, str] | None: ...
+
+    @abstractmethod
+    def load_stored(self, session_id: str, token: CancelToken) -> StoredLog | None: ...
+
+    def load_suffix(self, session_id: str, from_seq: int, token: CancelToken) -> StoredLog | None:
+        """Events from ``from_seq`` on (JSONL reads everything; SQLite seeks)."""
+        return self.load_stored(session_id, token)
+
+    @abstractmethod
+    def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None: ...
+
+    @abstractmethod
+    def append_batch(self, meta: dict[str, Any], events: list[dict[str, Any]], materialized: bool,
+                     token: CancelToken, *, expected_next_seq: int) -> None: ...
+
+    @abstractmethod
+    def commit_repair(self, meta: dict[str, Any], torn: TornMarker | None, closers: list[dict[str, Any]],
+                      token: CancelToken, *, expected_revision: str) -> None: ...
+
+    @abstractmethod
+    def list_headers(self, token: CancelToken) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def list_snapshots(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]: ...
+
+    def read_raw(self, session_id: str, token: CancelToken) -> RawArtifact | None:
+        from persistence.errors import SessionPersistenceError
+
+        raise SessionPersistenceError("this session persistence backend does not expose raw artifacts")
+
+    def close(self) -> None:
+        return None

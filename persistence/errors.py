@@ -1,0 +1,125 @@
+"""Typed errors of the persistence engine.
+
+Upstream raises plain ``Error`` for backend-level damage and only wraps coordinator
+validation in ``SessionPersistenceCorruptionError``.  We keep the messages verbatim
+(tests and users grep for them) but give every failure a class below
+``SessionPersistenceError`` so callers can catch the engine's errors in one place.
+``upstream_class`` names the JS class upstream would have thrown, which is what the
+conformance fixtures record.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SessionPersistenceError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+    upstream_class = "Error"
+
+    def __init__(self, message: str, *, location: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.location = location
+
+    def __str__(self) -> str:
+        return self.message
+
+    def js_string(self) -> str:
+        """What JS ``String(error)`` prints (used inside wrapped messages)."""
+        return f"{self.upstream_class}: {self.message}"
+
+
+class SessionPersistenceCorruptionError(SessionPersistenceError):
+    """A stored log was read but failed validation (coordinator level)."""
+
+    upstream_class = "SessionPersistenceCorruptionError"
+
+
+class SessionFormatUnsupportedError(SessionPersistenceError):
+    """The log uses a format version or event vocabulary this build must not interpret."""
+
+    upstream_class = "SessionFormatUnsupportedError"
+
+
+class SessionStorageCorruptError(SessionPersistenceError):
+    """Backend-level damage: unreadable header, bad frame, seq gap before a turn/end, identity mismatch."""
+
+
+class SessionLayoutError(SessionPersistenceError):
+    """The store's layout is foreign: flat files, mixed encodings, duplicate ids, wrong schema."""
+
+
+class SessionNotFoundError(SessionPersistenceError):
+    """No session with that id exists in the store."""
+
+
+class SessionConflictError(SessionPersistenceError):
+    """The operation conflicts with existing state (already exists, stale writer, seq mismatch, live)."""
+
+
+class SessionValidationError(SessionPersistenceError):
+    """An event or header violates the session model (used inside wrapped corruption messages)."""
+
+
+class SessionArgumentError(SessionPersistenceError, TypeError):
+    """Bad argument (upstream ``TypeError``); still catchable as ``TypeError``."""
+
+    upstream_class = "TypeError"
+
+
+class SessionAbortedError(SessionPersistenceError):
+    """The operation was cancelled through an ``AbortSignal``."""
+
+    upstream_class = "AbortError"
+
+    def __init__(self, reason: Any = None) -> None:
+        super().__init__("the operation was aborted" if reason is None else str(reason))
+        self.reason = reason
+
+
+class SessionRollbackError(SessionPersistenceError):
+    """An append failed and restoring the previous file length failed too (upstream AggregateError)."""
+
+    upstream_class = "AggregateError"
+
+    def __init__(self, message: str, errors: list[BaseException]) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
+def upstream_class_of(error: BaseException) -> str:
+    """The JS class name upstream would report for ``error``."""
+    if isinstance(error, SessionPersistenceError):
+        return error.upstream_class
+    if isinstance(error, TypeError):
+        return "TypeError"
+    return "Error"
+
+
+def js_error_string(error: BaseException) -> str:
+    if isinstance(error, SessionPersistenceError):
+        return error.js_string()
+    if isinstance(error, OSError):
+        return f"Error: {error}"
+    return f"{upstream_class_of(error)}: {error}"
+
+
+def version_refusal_message(id_text: str, version: Any) -> str:
+    from persistence.model.jsontext import js_string
+
+    v = js_string(version)
+    if isinstance(version, (int, float)) and version > 0:
+        return (
+            f'session "{id_text}" uses log format v{v}, but this harness reads only v0: '
+            "the log was written by a newer harness \u2014 upgrade the harness to open it"
+        )
+    return (
+        f'session "{id_text}" uses log format v{v}, older than the supported v0, '
+        "and this build ships no upgrade path for it"
+    )
+
+
+def not_found(session_id: str) -> SessionNotFoundError:
+    return SessionNotFoundError(f'session "{session_id}" not found')

@@ -1,0 +1,1 @@
+"""The JSONL backend: one transcript per session, raw lines or checksummed zstd frames."""

@@ -1,0 +1,187 @@
+"""Header record parsing and the committed-region line scanner (jsonl-backend §5, §10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from persistence.errors import SessionFormatUnsupportedError, SessionStorageCorruptError, version_refusal_message
+from persistence.model.chunk_rows import ROW_TAGS, expand_row
+from persistence.model.jsontext import (
+    JsonTextError,
+    is_negative_zero,
+    is_nonneg_safe_integer,
+    is_number,
+    js_loads,
+    js_loads_keep_negative_zero,
+    js_string,
+)
+
+_ROW_TAG_SET = frozenset(ROW_TAGS)
+_HEADER_OPTIONAL = ("cwd", "parentSession", "seedLength", "origin")
+
+
+class HeaderLessError(SessionStorageCorruptError):
+    pass
+
+
+def _valid_count(v: Any) -> bool:
+    return is_nonneg_safe_integer(v) and not is_negative_zero(v)
+
+
+def is_header_line(v: Any) -> bool:
+    return (
+        type(v) is dict
+        and v.get("type") == "session"
+        and is_number(v.get("version"))
+        and type(v.get("id")) is str
+        and _valid_count(v.get("createdAt"))
+        and _valid_count(v.get("delegationDepth"))
+        and ("origin" not in v or v["origin"] == "subagent")
+        and ("agentPreset" not in v or type(v["agentPreset"]) is str)
+    )
+
+
+def _build_meta(v: dict[str, Any]) -> dict[str, Any]:
+    if "sandboxMode" in v or "approvalPolicy" in v:
+        raise SessionStorageCorruptError("session header uses retired policy baseline fields")
+    meta: dict[str, Any] = {"version": _norm(v["version"]), "id": v["id"], "createdAt": _norm(v["createdAt"])}
+    for key in _HEADER_OPTIONAL:
+        if key in v:
+            meta[key] = _norm(v[key])
+    meta["delegationDepth"] = _norm(v["delegationDepth"])
+    if "agentPreset" in v:
+        meta["agentPreset"] = v["agentPreset"]
+    return meta
+
+
+def _norm(v: Any) -> Any:
+    return int(v) if type(v) is float and v == int(v) and not is_negative_zero(v) else v
+
+
+def parse_header_record(record: bytes, raw_path: str) -> dict[str, Any]:
+    """Full header validation for the load path; ``record`` includes its newline."""
+    if not record or record[-1:] != b"\n" or b"\n" in record[:-1]:
+        raise HeaderLessError("empty or header-less session log")
+    try:
+        value = js_loads_keep_negative_zero(record[:-1])
+    except JsonTextError:
+        raise SessionStorageCorruptError("corrupt session log: header line is not valid JSON") from None
+    if isinstance(value, dict):
+        version = value.get("version")
+        if is_number(version) and version != 0:
+            sid = value.get("id")
+            id_text = sid if isinstance(sid, str) else js_string(sid) if "id" in value else "undefined"
+            raise SessionFormatUnsupportedError(
+                version_refusal_message(id_text, version) + f" (raw log: {raw_path})",
+                location={"kind": "jsonl", "path": raw_path},
+            )
+    if not is_header_line(value):
+        raise SessionStorageCorruptError("corrupt session log: first line is not a session header")
+    return _build_meta(value)
+
+
+def parse_header_meta(line: bytes) -> dict[str, Any] | None:
+    """Lightweight parse for listing and raw reads: None for anything that is not a header."""
+    try:
+        value = js_loads_keep_negative_zero(line)
+    except JsonTextError:
+        return None
+    if not is_header_line(value):
+        return None
+    return _build_meta(value)
+
+
+class LineScanner:
+    """Feeds newline-terminated records; keeps the committed prefix and the first tolerated defect."""
+
+    __slots__ = ("_fragment", "committed_bytes", "events", "finished", "input_bytes", "issue", "line_no")
+
+    def __init__(self, header_len: int) -> None:
+        self.events: list[dict[str, Any]] = []
+        self._fragment = b""
+        self.input_bytes = header_len
+        self.committed_bytes = header_len
+        self.line_no = 0
+        self.issue: SessionStorageCorruptError | None = None
+        self.finished = False
+
+    def write(self, chunk: bytes) -> None:
+        if self.finished:
+            raise SessionStorageCorruptError("cannot write to a finished session log scanner")
+        if not chunk:
+            return
+        base = self.input_bytes - len(self._fragment)
+        data = self._fragment + chunk if self._fragment else chunk
+        pieces = data.split(b"\n")
+        self._fragment = pieces.pop()
+        end = base
+        events = self.events
+        for piece in pieces:
+            end += len(piece) + 1
+            if self.issue is None:
+                self._consume_fast(piece, end, events)
+            else:
+                self._consume_after_issue(piece)
+        self.input_bytes += len(chunk)
+
+    def _consume_fast(self, line: bytes, end: int, events: list[dict[str, Any]]) -> None:
+        self.line_no += 1
+        try:
+            value = js_loads(line) if line else _raise_empty()
+            if type(value) is dict and value.get("type") in _ROW_TAG_SET:
+                decoded = expand_row(value)
+            else:
+                decoded = [value]
+        except (JsonTextError, ValueError):
+            self.issue = SessionStorageCorruptError(
+                f"corrupt session log: unparsable committed event at line {self.line_no}"
+            )
+            return
+        row_start = len(events)
+        for e in decoded:
+            seq = e.get("seq") if type(e) is dict else _MISSING
+            if e is None:
+                # Upstream crashes with a raw TypeError here; we report corruption instead (spec §16.1).
+                raise SessionStorageCorruptError(
+                    f"corrupt session log: unparsable committed event at line {self.line_no} (null record)"
+                )
+            if not (is_number(seq) and seq == len(events)):
+                expected = len(events)
+                del events[row_start:]
+                got = "undefined" if seq is _MISSING else js_string(seq)
+                self.issue = SessionStorageCorruptError(
+                    f"corrupt session log: seq gap in committed region at line {self.line_no} "
+                    f"(expected {expected}, got {got})"
+                )
+                if any(type(x) is dict and x.get("type") == "turn/end" for x in decoded):
+                    raise self.issue
+                return
+            if type(seq) is float:
+                e["seq"] = int(seq)
+            events.append(e)
+        self.committed_bytes = end
+
+    def _consume_after_issue(self, line: bytes) -> None:
+        self.line_no += 1
+        try:
+            value = js_loads(line) if line else _raise_empty()
+            if value is None:
+                raise SessionStorageCorruptError(
+                    f"corrupt session log: unparsable committed event at line {self.line_no} (null record)"
+                )
+            decoded = expand_row(value) if type(value) is dict and value.get("type") in _ROW_TAG_SET else [value]
+        except (JsonTextError, ValueError):
+            return
+        if any(type(x) is dict and x.get("type") == "turn/end" for x in decoded):
+            assert self.issue is not None
+            raise self.issue
+
+    def finish(self) -> None:
+        self.finished = True
+
+
+_MISSING = object()
+
+
+def _raise_empty() -> Any:
+    raise JsonTextError("empty record")

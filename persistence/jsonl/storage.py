@@ -1,0 +1,464 @@
+"""JSONL storage hooks: discovery, stable reads, frame/line decoding, durable appends (jsonl-backend §4-§13)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from typing import Any
+
+from persistence.backend import CancelToken, RawArtifact, StorageBackend, StoredLog, TornMarker
+from persistence.errors import (
+    SessionLayoutError,
+    SessionPersistenceError,
+    SessionRollbackError,
+    SessionStorageCorruptError,
+)
+from persistence.jsonl import frames
+from persistence.jsonl.lines import HeaderLessError, LineScanner, parse_header_meta, parse_header_record
+from persistence.jsonl.paths import (
+    ARTIFACT_NAME,
+    PathEncodingError,
+    encode_segment,
+    log_path,
+    opposite,
+    project_dir,
+    session_dir,
+    suffix_for,
+)
+from persistence.model.chunk_rows import pack_runs
+from persistence.model.header import SessionHeader
+from persistence.model.jsontext import js_dumps, json_quote
+
+HEADER_CHUNK = 8192
+
+
+def revision_of(st: os.stat_result) -> str:
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+def exists(path: str) -> bool:
+    """Open-probe: ENOENT is absence, every other failure propagates (absence is never assumed)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    os.close(fd)
+    return True
+
+
+def fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sorted_entries(path: str) -> list[os.DirEntry[str]]:
+    with os.scandir(path) as it:
+        entries = list(it)
+    # Node's readdir returns names in byte order; upstream's list order depends on it (spec §4.2).
+    entries.sort(key=lambda e: os.fsencode(e.name))
+    return entries
+
+
+def read_stable(path: str, token: CancelToken) -> tuple[bytes, str]:
+    while True:
+        token.check()
+        before = revision_of(os.stat(path))
+        with open(path, "rb") as f:
+            data = f.read()
+        after = revision_of(os.stat(path))
+        if before == after:
+            return data, after
+
+
+def event_lines(events: list[dict[str, Any]], pack_chunks: bool) -> bytes:
+    records = pack_runs(events) if pack_chunks else events
+    return b"\n".join(js_dumps(r) for r in records)
+
+
+class JsonlStorage(StorageBackend):
+    kind = "jsonl"
+    supports_raw_artifacts = True
+
+    def __init__(self, root: str | os.PathLike[str], *, compression: str = "zstd", pack_chunks: bool = True) -> None:
+        if compression not in ("zstd", "none"):
+            raise TypeError('compression must be "zstd" or "none"')
+        self.root = os.path.abspath(os.fspath(root))
+        self.compression = compression
+        self.pack_chunks = True if pack_chunks is None else bool(pack_chunks)
+        self.suffix = suffix_for(compression)
+        self.opposite_suffix = suffix_for(opposite(compression))
+        self._preflight_lock = threading.Lock()
+        self._preflight_outcome: BaseException | bool | None = None
+        try:
+            os.listdir(self.root)
+        except FileNotFoundError:
+            pass
+
+    # ------------------------------------------------------------ discovery
+
+    def _mismatch(self, path: str) -> SessionLayoutError:
+        return SessionLayoutError(
+            f"session artifact {json_quote(path)} uses {self.opposite_suffix}, but this backend is configured for "
+            f"compression {json_quote(self.compression)}; use a separate root or select the matching compression mode"
+        )
+
+    @staticmethod
+    def _flat(path: str) -> SessionLayoutError:
+        return SessionLayoutError(
+            f"session artifact {json_quote(path)} uses the unsupported flat-file layout; use a separate root or "
+            "move it into a project/session directory before loading"
+        )
+
+    def _project_dirs(self) -> list[str]:
+        try:
+            entries = _sorted_entries(self.root)
+        except FileNotFoundError:
+            return []
+        return [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+
+    def _session_dirs(self, project: str) -> list[str]:
+        entries = _sorted_entries(project)
+        for e in entries:
+            if e.is_file(follow_symlinks=False) and (e.name.endswith(".jsonl") or e.name.endswith(".jsonl.zstd")):
+                raise self._flat(e.path)
+        return [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+
+    def preflight(self) -> None:
+        with self._preflight_lock:
+            outcome = self._preflight_outcome
+            if outcome is True:
+                return
+            if isinstance(outcome, BaseException):
+                # Upstream caches the failed promise: a broken root stays broken for this instance.
+                raise outcome
+            try:
+                for project in self._project_dirs():
+                    for d in self._session_dirs(project):
+                        other = os.path.join(d, "session" + self.opposite_suffix)
+                        if exists(other):
+                            raise self._mismatch(other)
+            except BaseException as err:
+                self._preflight_outcome = err
+                raise
+            self._preflight_outcome = True
+
+    def find_log(self, session_id: str) -> str | None:
+        seg = encode_segment(session_id)
+        matches = []
+        for project in self._project_dirs():
+            for suffix in (".jsonl.zstd", ".jsonl"):
+                flat = os.path.join(project, seg + suffix)
+                if exists(flat):
+                    raise self._flat(flat)
+            d = os.path.join(project, seg)
+            other = os.path.join(d, "session" + self.opposite_suffix)
+            if exists(other):
+                raise self._mismatch(other)
+            path = os.path.join(d, "session" + self.suffix)
+            if exists(path):
+                matches.append(path)
+        if len(matches) > 1:
+            raise SessionLayoutError(f'duplicate JSONL session id "{session_id}" appears in multiple project directories')
+        return matches[0] if matches else None
+
+    def log_path(self, meta: dict[str, Any]) -> str:
+        return log_path(self.root, meta.get("cwd"), meta.get("id"), self.compression)  # type: ignore[arg-type]
+
+    def locate(self, meta: dict[str, Any]) -> dict[str, str] | None:
+        return {"kind": "jsonl", "path": self.log_path(meta)}
+
+    def assert_identity(self, path: str, meta: dict[str, Any], expected_id: str | None) -> None:
+        if expected_id is not None and meta.get("id") != expected_id:
+            raise SessionStorageCorruptError(
+                f'corrupt session log "{path}": requested id "{expected_id}" does not match header id "{meta.get("id")}"'
+            )
+        try:
+            expected = self.log_path(meta)
+        except PathEncodingError as err:
+            raise SessionStorageCorruptError(f'corrupt session log "{path}": header id cannot name a storage path') from err
+        if path == expected:
+            return
+        try:
+            same = os.path.realpath(path, strict=True) == os.path.realpath(expected, strict=True)
+        except FileNotFoundError:
+            same = False
+        if not same:
+            raise SessionStorageCorruptError(
+                f'corrupt session log "{path}": header id "{meta.get("id")}" and cwd identify "{expected}"'
+            )
+
+    # ------------------------------------------------------------ reading
+
+    def _parse(self, data: bytes, path: str) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None]:
+        if self.compression == "zstd":
+            return self._parse_zstd(data, path)
+        nl = data.find(b"\n")
+        if nl < 0:
+            raise HeaderLessError("empty or header-less session log")
+        meta = parse_header_record(data[: nl + 1], path)
+        scanner = LineScanner(nl + 1)
+        scanner.write(data[nl + 1 :])
+        scanner.finish()
+        torn = None
+        if scanner.committed_bytes < len(data):
+            torn = TornMarker(scanner.committed_bytes, [])
+        return meta, scanner.events, torn
+
+    def _parse_zstd(self, data: bytes, path: str) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None]:
+        view = memoryview(data)
+        ranges, torn_start = frames.scan_frames(view)
+        if not ranges:
+            raise HeaderLessError("empty or header-less Zstandard session log")
+        first = frames.decode_frame(view, *ranges[0])
+        if not first or first[-1:] != b"\n" or b"\n" in first[:-1]:
+            raise frames.corrupt("first frame is not exactly one header line")
+        meta = parse_header_record(first, path)
+        scanner = LineScanner(len(first))
+        for start, end in ranges[1:]:
+            scanner.write(frames.decode_frame(view, start, end))
+        if scanner.committed_bytes != scanner.input_bytes:
+            raise frames.corrupt("complete frame contains a torn JSONL record")
+        if torn_start is None:
+            scanner.finish()
+            return meta, scanner.events, None
+        complete = len(scanner.events)
+        scanner.write(frames.decompress_prefix(view[torn_start:]))
+        scanner.finish()
+        return meta, scanner.events, TornMarker(torn_start, scanner.events[complete:])
+
+    def load_stored(self, session_id: str, token: CancelToken) -> StoredLog | None:
+        token.check()
+        self.preflight()
+        path = self.find_log(session_id)
+        if path is None:
+            return None
+        data, revision = read_stable(path, token)
+        token.check()
+        meta, events, torn = self._parse(data, path)
+        self.assert_identity(path, meta, session_id)
+        return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path})
+
+    def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
+        token.check()
+        self.preflight()
+        path = self.find_log(session_id)
+        if path is None:
+            return None
+        try:
+            return revision_of(os.stat(path))
+        except FileNotFoundError:
+            return None
+
+    def _read_first_line(self, path: str) -> bytes | None:
+        acc = b""
+        with open(path, "rb") as f:
+            while True:
+                chunk = f.read(HEADER_CHUNK)
+                if not chunk:
+                    return None
+                acc += chunk
+                if self.compression == "none":
+                    nl = acc.find(b"\n")
+                    if nl >= 0:
+                        return acc[:nl]
+                    continue
+                ranges, _torn = frames.scan_frames(acc, max_frames=1)
+                if ranges:
+                    plain = frames.decode_frame(acc, *ranges[0], header=True)
+                    if not plain or plain[-1:] != b"\n" or b"\n" in plain[:-1]:
+                        raise frames.corrupt("first frame is not exactly one header line")
+                    return plain[:-1]
+
+    def _list_artifacts(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
+        token.check()
+        self.preflight()
+        seen: set[str] = set()
+        out: list[tuple[dict[str, Any], str]] = []
+        for project in self._project_dirs():
+            for d in self._session_dirs(project):
+                token.check()
+                other = os.path.join(d, "session" + self.opposite_suffix)
+                if exists(other):
+                    raise self._mismatch(other)
+                path = os.path.join(d, "session" + self.suffix)
+                try:
+                    first = self._read_first_line(path)
+                except (FileNotFoundError, IsADirectoryError):
+                    continue
+                if first is None:
+                    continue
+                meta = parse_header_meta(first)
+                if meta is None:
+                    continue
+                self.assert_identity(path, meta, None)
+                if meta["id"] in seen:
+                    raise SessionLayoutError(
+                        f'duplicate JSONL session id "{meta["id"]}" appears in multiple project directories'
+                    )
+                seen.add(meta["id"])
+                out.append((meta, path))
+        return out
+
+    def list_headers(self, token: CancelToken) -> list[dict[str, Any]]:
+        return [meta for meta, _path in self._list_artifacts(token)]
+
+    def list_snapshots(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
+        out = []
+        for meta, path in self._list_artifacts(token):
+            token.check()
+            try:
+                out.append((meta, revision_of(os.stat(path))))
+            except FileNotFoundError:
+                continue
+        return out
+
+    def read_raw(self, session_id: str, token: CancelToken) -> RawArtifact | None:
+        token.check()
+        self.preflight()
+        path = self.find_log(session_id)
+        if path is None:
+            return None
+        data, _rev = read_stable(path, token)
+        if self.compression == "zstd":
+            view = memoryview(data)
+            ranges, _torn = frames.scan_frames(view)
+            if not ranges:
+                raise SessionStorageCorruptError("empty or header-less Zstandard session log")
+            plain = b"".join(frames.decode_frame(view, s, e) for s, e in ranges)
+        else:
+            plain = data
+        text = plain.decode("utf-8", "replace")
+        nl = plain.find(b"\n")
+        meta = parse_header_meta(plain if nl < 0 else plain[:nl])
+        if meta is None or meta.get("id") != session_id:
+            raise SessionStorageCorruptError(f'corrupt session log: invalid header line in "{path}"')
+        return RawArtifact(meta, ARTIFACT_NAME, text)
+
+    # ------------------------------------------------------------ writing
+
+    def _encode_batch(self, events: list[dict[str, Any]]) -> bytes:
+        text = event_lines(events, self.pack_chunks) + b"\n"
+        return frames.compress_frame(text) if self.compression == "zstd" else text
+
+    def _mkdir(self, path: str, parent: str) -> None:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise
+            return
+        fsync_dir(parent)
+
+    def append_batch(self, meta: dict[str, Any], events: list[dict[str, Any]], materialized: bool,
+                     token: CancelToken, *, expected_next_seq: int) -> None:
+        token.check()
+        self.preflight()
+        if materialized:
+            self._append_lines(meta, self._encode_batch(events), token)
+        else:
+            self._materialize(meta, events, token)
+
+    def _materialize(self, meta: dict[str, Any], events: list[dict[str, Any]], token: CancelToken) -> None:
+        cwd, sid = meta.get("cwd"), meta["id"]
+        other = log_path(self.root, cwd, sid, opposite(self.compression))
+        if exists(other):
+            raise self._mismatch(other)
+        header = js_dumps(SessionHeader.from_json(meta).header_line()) + b"\n"
+        body = event_lines(events, self.pack_chunks) + b"\n"
+        if self.compression == "zstd":
+            content = frames.compress_frame(header) + frames.compress_frame(body)
+        else:
+            content = header + body
+        project = project_dir(self.root, cwd)
+        d = session_dir(self.root, cwd, sid)
+        final = os.path.join(d, "session" + self.suffix)
+        token.check()
+        parent = os.path.dirname(self.root) or "/"
+        if not os.path.isdir(self.root):
+            os.makedirs(parent, exist_ok=True)
+        self._mkdir(self.root, parent)
+        self._mkdir(project, self.root)
+        self._mkdir(d, project)
+        if exists(final):
+            raise SessionPersistenceError(
+                f'refusing to materialize "{sid}": a log already exists on disk (load/resume it instead)'
+            )
+        tmp = f"{final}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            _write_all(fd, content)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            # A hard link never replaces: two racing writers cannot clobber a committed log.
+            os.link(tmp, final)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        fsync_dir(d)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+    def _append_lines(self, meta: dict[str, Any], content: bytes, token: CancelToken) -> None:
+        path = self.log_path(meta)
+        token.check()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        closed = False
+        try:
+            before = os.fstat(fd).st_size
+            try:
+                _write_all(fd, content)
+                os.fsync(fd)
+            except BaseException as err:
+                try:
+                    os.close(fd)
+                    closed = True
+                    fd2 = os.open(path, os.O_RDWR)
+                    try:
+                        os.ftruncate(fd2, before)
+                        os.fsync(fd2)
+                    finally:
+                        os.close(fd2)
+                except BaseException as rollback_err:
+                    raise SessionRollbackError(
+                        f'failed to roll back append to "{path}"', [err, rollback_err]
+                    ) from err
+                raise
+        finally:
+            if not closed:
+                os.close(fd)
+
+    def commit_repair(self, meta: dict[str, Any], torn: TornMarker | None, closers: list[dict[str, Any]],
+                      token: CancelToken, *, expected_revision: str) -> None:
+        token.check()
+        path = self.log_path(meta)
+        if torn is not None:
+            fd = os.open(path, os.O_RDWR)
+            try:
+                os.ftruncate(fd, torn.truncate_to)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        batch = (list(torn.recovered) if torn is not None else []) + closers
+        if batch:
+            self._append_lines(meta, self._encode_batch(batch), NEVER)
+
+
+def _write_all(fd: int, content: bytes) -> None:
+    view = memoryview(content)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+NEVER = CancelToken()

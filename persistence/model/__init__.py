@@ -1,0 +1,1 @@
+"""What a session is, independent of storage."""

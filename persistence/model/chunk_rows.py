@@ -1,0 +1,217 @@
+"""Packed storage rows for runs of ``assistant/chunk`` delta events (jsonl-backend §7).
+
+A row is storage vocabulary only: it never appears in a session's events.  Rows are
+formed per write batch; readers expand them back into the canonical member events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from persistence.model.jsontext import MAX_SAFE_INTEGER, is_nonneg_safe_integer, is_number, is_safe_integer
+
+MIN_RUN = 3
+ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")
+_ROW_TAG_SET = frozenset(ROW_TAGS)
+_KIND_TAG = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks", "tool-call-delta": "tool-call-chunks"}
+_TAG_KIND = {v: k for k, v in _KIND_TAG.items()}
+_ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data"})
+_DATA_KEYS = frozenset({"turn", "step", "chunk"})
+_TEXT_KEYS = frozenset({"type", "index", "text"})
+_TOOL_KEYS = frozenset({"type", "index", "id", "argumentsDelta"})
+_TOOL_KEYS_NAMED = frozenset({"type", "index", "id", "name", "argumentsDelta"})
+_ROW_KEYS = frozenset({"type", "seq0", "time0", "data"})
+_TOOL_ROW_KEYS = frozenset({"turn", "step", "index", "id", "name", "dt", "args"})
+_TOOL_ROW_KEYS_NO_NAME = frozenset({"turn", "step", "index", "id", "dt", "args"})
+_TEXT_ROW_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
+
+
+class MalformedRowError(ValueError):
+    pass
+
+
+def is_row_tag(tag: object) -> bool:
+    return tag in _ROW_TAG_SET
+
+
+def classify(event: dict[str, Any]) -> str | None:
+    """The delta kind of a packable event, or None when it must stay verbatim."""
+    if event.get("type") != "assistant/chunk" or event.keys() != _ENVELOPE_KEYS:
+        return None
+    seq = event["seq"]
+    if not (is_nonneg_safe_integer(seq) and is_safe_integer(event["time"])):
+        return None
+    data = event["data"]
+    if type(data) is not dict or data.keys() != _DATA_KEYS:
+        return None
+    if not (is_number(data["turn"]) and is_number(data["step"])):
+        return None
+    chunk = data["chunk"]
+    if type(chunk) is not dict or not is_number(chunk.get("index")):
+        return None
+    kind = chunk.get("type")
+    if kind == "text-delta" or kind == "reasoning-delta":
+        if chunk.keys() == _TEXT_KEYS and type(chunk["text"]) is str:
+            return kind
+        return None
+    if kind == "tool-call-delta":
+        keys = chunk.keys()
+        if keys == _TOOL_KEYS or (keys == _TOOL_KEYS_NAMED and type(chunk["name"]) is str):
+            if type(chunk["id"]) is str and type(chunk["argumentsDelta"]) is str:
+                return kind
+    return None
+
+
+def _continues(kind: str, prev: dict[str, Any], nxt: dict[str, Any]) -> bool:
+    if nxt["seq"] != prev["seq"] + 1 or abs(nxt["time"] - prev["time"]) > MAX_SAFE_INTEGER:
+        return False
+    pd, nd = prev["data"], nxt["data"]
+    if pd["turn"] != nd["turn"] or pd["step"] != nd["step"]:
+        return False
+    pc, nc = pd["chunk"], nd["chunk"]
+    if pc["index"] != nc["index"]:
+        return False
+    if kind == "tool-call-delta":
+        if pc["id"] != nc["id"] or ("name" in pc) != ("name" in nc) or pc.get("name") != nc.get("name"):
+            return False
+    return True
+
+
+def _int(v: Any) -> Any:
+    return int(v) if type(v) is float else v
+
+
+def build_row(kind: str, members: list[dict[str, Any]]) -> dict[str, Any]:
+    first = members[0]
+    fd = first["data"]
+    fc = fd["chunk"]
+    times = [_int(m["time"]) for m in members]
+    dt = [times[i + 1] - times[i] for i in range(len(times) - 1)]
+    data: dict[str, Any] = {"turn": fd["turn"], "step": fd["step"], "index": fc["index"], "dt": dt}
+    if kind == "tool-call-delta":
+        data["id"] = fc["id"]
+        if "name" in fc:
+            data["name"] = fc["name"]
+        data["args"] = [m["data"]["chunk"]["argumentsDelta"] for m in members]
+    else:
+        data["texts"] = [m["data"]["chunk"]["text"] for m in members]
+    return {"type": _KIND_TAG[kind], "seq0": _int(first["seq"]), "time0": times[0], "data": data}
+
+
+def pack_runs(
+    events: list[dict[str, Any]], *, max_members: int | None = None, max_bytes_check: Any = None
+) -> list[dict[str, Any]]:
+    """Storage records for one batch: eligible runs of >= 3 become rows, the rest stay verbatim.
+
+    ``max_members``/``max_bytes_check`` let the SQLite codec bound rows; JSONL has no cap.
+    """
+    out: list[dict[str, Any]] = []
+    run: list[dict[str, Any]] = []
+    run_kind: str | None = None
+
+    def flush() -> None:
+        if run_kind is None:
+            return
+        if len(run) >= MIN_RUN:
+            if max_members is None:
+                out.append(build_row(run_kind, run))
+            else:
+                for start in range(0, len(run), max_members):
+                    piece = run[start : start + max_members]
+                    if len(piece) >= MIN_RUN:
+                        out.append(build_row(run_kind, piece))
+                    else:
+                        out.extend(piece)
+        else:
+            out.extend(run)
+
+    for ev in events:
+        kind = classify(ev)
+        if kind is None:
+            flush()
+            run, run_kind = [], None
+            out.append(ev)
+            continue
+        if kind == run_kind and _continues(kind, run[-1], ev):
+            run.append(ev)
+            continue
+        flush()
+        run, run_kind = [ev], kind
+    flush()
+    return out
+
+
+def _bad(tag: str, why: str) -> MalformedRowError:
+    return MalformedRowError(f"malformed {tag} storage row: {why}")
+
+
+def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """Validate a row (jsonl-backend §7.4) and expand it into member events."""
+    tag = row["type"]
+    if row.keys() != _ROW_KEYS:
+        raise _bad(tag, "envelope must be exactly {type, seq0, time0, data}")
+    seq0, time0, data = row["seq0"], row["time0"], row["data"]
+    if not is_nonneg_safe_integer(seq0):
+        raise _bad(tag, "seq0 must be a non-negative safe integer")
+    if not is_safe_integer(time0):
+        raise _bad(tag, "time0 must be a safe integer")
+    if not isinstance(data, (dict, list)):
+        raise _bad(tag, "data must be an object")
+    is_tool = tag == "tool-call-chunks"
+    keys = data.keys() if isinstance(data, dict) else set()
+    if is_tool:
+        if keys != _TOOL_ROW_KEYS and keys != _TOOL_ROW_KEYS_NO_NAME:
+            raise _bad(tag, "data must be exactly {turn, step, index, id, name?, dt, args}")
+        if type(data["id"]) is not str or ("name" in data and type(data["name"]) is not str):
+            raise _bad(tag, "id (and name when present) must be strings")
+    elif keys != _TEXT_ROW_KEYS:
+        raise _bad(tag, "data must be exactly {turn, step, index, dt, texts}")
+    turn, step, index = data["turn"], data["step"], data["index"]
+    if not (is_number(turn) and is_number(step) and is_number(index)):
+        raise _bad(tag, "turn/step/index must be numbers")
+    payload_key = "args" if is_tool else "texts"
+    payload = data[payload_key]
+    if type(payload) is not list or not payload or any(type(p) is not str for p in payload):
+        raise _bad(tag, f"{payload_key} must be a non-empty string array")
+    dt = data["dt"]
+    if type(dt) is not list or not all(is_safe_integer(d) for d in dt):
+        raise _bad(tag, "dt must be an array of safe integers")
+    n = len(payload)
+    if len(dt) != n - 1:
+        raise _bad(tag, f"dt length {len(dt)} does not match {n} members")
+    seq0 = int(seq0)
+    if seq0 + n - 1 > MAX_SAFE_INTEGER:
+        raise _bad(tag, "member seqs must stay safe integers")
+    t = int(time0)
+    times = [t]
+    for d in dt:
+        t += int(d)
+        if abs(t) > MAX_SAFE_INTEGER:
+            raise _bad(tag, "member times must stay safe integers")
+        times.append(t)
+    kind = _TAG_KIND[tag]
+    out: list[dict[str, Any]] = []
+    if is_tool:
+        cid = data["id"]
+        has_name = "name" in data
+        name = data.get("name")
+        for k in range(n):
+            chunk: dict[str, Any] = {"type": kind, "index": index, "id": cid}
+            if has_name:
+                chunk["name"] = name
+            chunk["argumentsDelta"] = payload[k]
+            out.append({"type": "assistant/chunk", "seq": seq0 + k, "time": times[k],
+                        "data": {"turn": turn, "step": step, "chunk": chunk}})
+    else:
+        for k in range(n):
+            out.append({"type": "assistant/chunk", "seq": seq0 + k, "time": times[k],
+                        "data": {"turn": turn, "step": step,
+                                 "chunk": {"type": kind, "index": index, "text": payload[k]}}})
+    return out
+
+
+def decode_storage_record(value: Any) -> list[Any]:
+    """One stored record -> the events it stands for (non-rows pass through unchanged)."""
+    if type(value) is dict and value.get("type") in _ROW_TAG_SET:
+        return expand_row(value)
+    return [value]

@@ -1,0 +1,374 @@
+"""JS-compatible JSON text: the single place where byte compatibility with upstream lives.
+
+Upstream writes every record with ``JSON.stringify`` and reads with ``JSON.parse`` on
+lossy-decoded UTF-8 (spec jsonl-backend §2).  orjson is fast but differs from JS for
+floats, lone surrogates and integer-like key order, so serialization pre-walks the value
+and hands orjson ready-made fragments only where JS would print something else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import orjson
+
+MAX_SAFE_INTEGER = 2**53 - 1
+_ARRAY_INDEX_MAX = 4294967294
+_BIG_DIGITS = re.compile(rb"\d{16,}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class JsonTextError(ValueError):
+    """Text is not JSON that ``JSON.parse`` would accept."""
+
+
+# ---------------------------------------------------------------- predicates
+
+
+def is_number(v: object) -> bool:
+    return (type(v) is int) or (type(v) is float)
+
+
+def is_safe_integer(v: object) -> bool:
+    t = type(v)
+    if t is int:
+        return -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER  # type: ignore[operator]
+    if t is float:
+        return math.isfinite(v) and v == int(v) and abs(v) <= MAX_SAFE_INTEGER  # type: ignore[arg-type]
+    return False
+
+
+def is_nonneg_safe_integer(v: object) -> bool:
+    return is_safe_integer(v) and v >= 0  # type: ignore[operator]
+
+
+def is_negative_zero(v: object) -> bool:
+    return type(v) is float and v == 0 and math.copysign(1.0, v) < 0
+
+
+def is_record(v: object) -> bool:
+    """JS ``typeof v === 'object' && v !== null``: a dict or a list."""
+    return isinstance(v, (dict, list))
+
+
+# ---------------------------------------------------------------- numbers and String()
+
+
+def js_number(x: int | float) -> str:
+    """ECMAScript Number::toString of the double nearest to ``x``."""
+    if type(x) is int:
+        if -(2**53) <= x <= 2**53:
+            return str(x)
+        x = float(x)
+    if x != x:
+        return "NaN"
+    if x in (math.inf, -math.inf):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    r = repr(abs(x))
+    mantissa, _, exp = r.partition("e")
+    e = int(exp) if exp else 0
+    int_part, _, frac_part = mantissa.partition(".")
+    digits = int_part + frac_part
+    point = len(int_part) + e  # decimal point position relative to digits start
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    s = stripped.rstrip("0") or "0"
+    k = len(s)
+    n = point
+    if k <= n <= 21:
+        out = s + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = s[:n] + "." + s[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + s
+    else:
+        exp_v = n - 1
+        out = s[0] + ("." + s[1:] if k > 1 else "") + "e" + ("+" if exp_v >= 0 else "-") + str(abs(exp_v))
+    return sign + out
+
+
+_UNDEFINED = object()
+
+
+def js_string(v: object = _UNDEFINED) -> str:
+    """JS ``String(v)``, for error messages."""
+    if v is _UNDEFINED:
+        return "undefined"
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if is_number(v):
+        return js_number(v)  # type: ignore[arg-type]
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict):
+        return "[object Object]"
+    if isinstance(v, (list, tuple)):
+        return ",".join("" if x is None else js_string(x) for x in v)
+    return str(v)
+
+
+UNDEFINED = _UNDEFINED
+
+
+def json_quote(s: str) -> str:
+    """``JSON.stringify`` of a string."""
+    return js_dumps(s).decode("utf-8")
+
+
+# ---------------------------------------------------------------- serializer
+
+
+def _is_array_index(k: str) -> bool:
+    if not k or not ("0" <= k[0] <= "9"):
+        return False
+    if k == "0":
+        return True
+    if k[0] == "0" or not k.isascii() or not k.isdigit():
+        return False
+    return int(k) <= _ARRAY_INDEX_MAX
+
+
+def _escape_string(s: str) -> str:
+    # orjson cannot encode lone surrogates; build JS's escaped text ourselves.
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif o < 0x20:
+            out.append({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(o, f"\\u{o:04x}"))
+        elif 0xD800 <= o <= 0xDFFF:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _fix_str(s: str) -> Any:
+    if _LONE_SURROGATE.search(s) is None:
+        return s
+    # A valid pair is already one code point in Python; only lone halves remain.
+    return orjson.Fragment(_escape_string(s).encode("utf-8"))
+
+
+def _fixup(v: Any) -> Any:
+    """Return ``v`` (identity when nothing needs JS treatment) or a copy orjson prints like JS."""
+    t = type(v)
+    if t is str:
+        return _fix_str(v)
+    if t is float or (t is int and not (-(2**53) <= v <= 2**53)):
+        return orjson.Fragment(js_number(v).encode("ascii"))
+    if t is dict:
+        changed = False
+        keys = list(v.keys())
+        index_keys = [k for k in keys if _is_array_index(k)]
+        if index_keys:
+            index_keys.sort(key=int)
+            idx = set(index_keys)
+            keys = index_keys + [k for k in keys if k not in idx]
+            changed = True
+        out = {}
+        for k in keys:
+            item = v[k]
+            fixed = _fixup(item)
+            if fixed is not item:
+                changed = True
+            fk = k
+            if _LONE_SURROGATE.search(k) is not None:
+                # orjson cannot emit such a key: fall back to building the object by hand.
+                return _ManualObject(keys, v)
+            out[fk] = fixed
+        return out if changed else v
+    if t is list or t is tuple:
+        changed = t is tuple
+        out_l = []
+        for item in v:
+            fixed = _fixup(item)
+            if fixed is not item:
+                changed = True
+            out_l.append(fixed)
+        return out_l if changed else v
+    if hasattr(v, "__json_value__"):
+        return _fixup(v.__json_value__())
+    return v
+
+
+class _ManualObject:
+    __slots__ = ("keys", "obj")
+
+    def __init__(self, keys: list[str], obj: dict[str, Any]) -> None:
+        self.keys = keys
+        self.obj = obj
+
+
+def _manual_default(v: Any) -> Any:
+    if isinstance(v, _ManualObject):
+        parts = [_escape_string(k) + ":" + js_dumps(v.obj[k]).decode("utf-8") for k in v.keys]
+        return orjson.Fragment(("{" + ",".join(parts) + "}").encode("utf-8"))
+    if hasattr(v, "__json_value__"):
+        return _fixup(v.__json_value__())
+    raise TypeError(f"not JSON-serializable: {type(v).__name__}")
+
+
+def js_dumps(value: Any) -> bytes:
+    """``JSON.stringify(value)`` as UTF-8 bytes (no trailing newline)."""
+    return orjson.dumps(_fixup(value), default=_manual_default)
+
+
+def js_dumps_str(value: Any) -> str:
+    return js_dumps(value).decode("utf-8")
+
+
+# ---------------------------------------------------------------- parser
+
+
+def _raise_constant(name: str) -> Any:
+    raise JsonTextError(f"invalid JSON literal {name}")
+
+
+def _json_fallback(text: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_raise_constant)
+    except (ValueError, RecursionError) as err:
+        raise JsonTextError(str(err)) from None
+
+
+def _round_big_ints(v: Any) -> Any:
+    """JS holds every number as a double: integers beyond 2**53 come back rounded."""
+    t = type(v)
+    if t is int:
+        return float(v) if not (-(2**53) <= v <= 2**53) else v
+    if t is dict:
+        for k, item in v.items():
+            fixed = _round_big_ints(item)
+            if fixed is not item:
+                v[k] = fixed
+        return v
+    if t is list:
+        for i, item in enumerate(v):
+            fixed = _round_big_ints(item)
+            if fixed is not item:
+                v[i] = fixed
+        return v
+    return v
+
+
+def js_loads(line: bytes | str) -> Any:
+    """``JSON.parse`` of one record (bytes are decoded as lossy UTF-8 first)."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        text = line.decode("utf-8", "replace") if isinstance(line, (bytes, bytearray, memoryview)) else line
+        if isinstance(line, (bytes, bytearray, memoryview)):
+            try:
+                value = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                value = _json_fallback(text)
+        else:
+            value = _json_fallback(text)
+        return _round_big_ints(value)
+    raw = line if isinstance(line, (bytes, bytearray)) else None
+    if raw is None:
+        if isinstance(line, str):
+            if _BIG_DIGITS.search(line.encode("utf-8", "surrogatepass")):
+                value = _round_big_ints(value)
+        return value
+    if _BIG_DIGITS.search(raw):
+        value = _round_big_ints(value)
+    return value
+
+
+def _header_parse_int(text: str) -> int | float:
+    v = int(text)
+    if v == 0 and text.startswith("-"):
+        return -0.0
+    return v
+
+
+def js_loads_keep_negative_zero(line: bytes) -> Any:
+    """Parse keeping a literal ``-0`` distinguishable (header fields reject it)."""
+    text = line.decode("utf-8", "replace")
+    try:
+        value = json.loads(text, parse_constant=_raise_constant, parse_int=_header_parse_int)
+    except (ValueError, RecursionError) as err:
+        raise JsonTextError(str(err)) from None
+    return _round_big_ints(value)
+
+
+# ---------------------------------------------------------------- lossless snapshot
+
+
+class NotLosslessError(TypeError):
+    pass
+
+
+def lossless_copy(value: Any) -> Any:
+    """Detached deep copy of ``value`` if it is losslessly JSON; else ``NotLosslessError``.
+
+    Python analogue of upstream's lossless-JSON snapshot (session-model §2.4): dict/list of
+    exact types, str keys, finite non-negative-zero numbers, safe ints; cycles rejected
+    (tracked along the ancestor chain, so shared aliases are simply copied).
+    """
+    ancestors: set[int] = set()
+
+    def walk(v: Any) -> Any:
+        t = type(v)
+        if v is None or t is bool or t is str:
+            return v
+        if t is int:
+            if -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER:
+                return v
+            raise NotLosslessError("integer outside the safe range")
+        if t is float:
+            if not math.isfinite(v) or is_negative_zero(v):
+                raise NotLosslessError("non-finite or negative-zero number")
+            return v
+        if t is dict:
+            if id(v) in ancestors:
+                raise NotLosslessError("cycle")
+            ancestors.add(id(v))
+            try:
+                out = {}
+                for k, item in v.items():
+                    if type(k) is not str:
+                        raise NotLosslessError("non-string key")
+                    out[k] = walk(item)
+                return out
+            finally:
+                ancestors.discard(id(v))
+        if t is list:
+            if id(v) in ancestors:
+                raise NotLosslessError("cycle")
+            ancestors.add(id(v))
+            try:
+                return [walk(item) for item in v]
+            finally:
+                ancestors.discard(id(v))
+        if hasattr(v, "__json_value__"):
+            return walk(v.__json_value__())
+        raise NotLosslessError(f"value of type {t.__name__}")
+
+    return walk(value)
+
+
+def deep_copy_json(value: Any) -> Any:
+    """Fast deep copy of a value already known to be plain JSON."""
+    t = type(value)
+    if t is dict:
+        return {k: deep_copy_json(v) for k, v in value.items()}
+    if t is list:
+        return [deep_copy_json(v) for v in value]
+    return value

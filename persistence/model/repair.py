@@ -1,0 +1,119 @@
+"""Crash repair: synthetic closers for an interrupted turn (session-model §4.4).
+
+The two texts below are on-disk data written by upstream; they must stay byte-exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TOOL_OUTCOME_UNKNOWN_TEXT = (
+    "The tool call was interrupted after it was recorded, but no result was durably recorded. "
+    "Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the "
+    "operation is read-only or idempotent; if it may have side effects, first verify external "
+    "state or ask the user. Do not retry blindly."
+)
+TOOL_NOT_STARTED_TEXT = (
+    "The tool call was interrupted before the Harness recorded it as started. "
+    "Retry it if it is still needed."
+)
+
+
+def _get(d: Any, key: str) -> Any:
+    return d.get(key) if isinstance(d, dict) else None
+
+
+def open_turn_state(events: list[dict[str, Any]]) -> tuple[Any, Any, dict[Any, dict[str, Any]]]:
+    """(open turn, open step, pending calls) after scanning ``events``."""
+    open_turn: Any = None
+    open_step: Any = None
+    pending: dict[Any, dict[str, Any]] = {}
+    for ev in events:
+        t = ev.get("type")
+        if t == "turn/start":
+            open_turn = _get(ev.get("data"), "turn")
+            open_step = None
+            pending.clear()
+        elif t == "turn/end":
+            open_turn = None
+            open_step = None
+            pending.clear()
+        elif t == "step/start":
+            open_step = _get(ev.get("data"), "step")
+        elif t == "step/end":
+            open_step = None
+            pending.clear()
+        elif t == "assistant/message":
+            data = ev.get("data")
+            content = _get(_get(data, "message"), "content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool-call":
+                        cid = block.get("id")
+                        # Re-registering keeps the id's position and forgets its call seq.
+                        pending[cid] = {"step": _get(data, "step")}
+        elif t == "tool/call":
+            cid = _get(ev.get("data"), "callId")
+            if cid in pending:
+                pending[cid]["call_seq"] = ev.get("seq")
+        elif t == "tool/result":
+            cid = _get(_get(_get(ev.get("data"), "message"), "source"), "callId")
+            pending.pop(cid, None)
+    return open_turn, open_step, pending
+
+
+def has_open_turn(events: list[dict[str, Any]]) -> bool:
+    return bool(events) and open_turn_state(events)[0] is not None
+
+
+def interrupted_turn_closers(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not events:
+        return []
+    open_turn, open_step, pending = open_turn_state(events)
+    if open_turn is None:
+        return []
+    last = events[-1]
+    seq = int(last["seq"]) + 1
+    time = last["time"]
+    out: list[dict[str, Any]] = []
+    for call_id, info in pending.items():
+        recorded = "call_seq" in info and info["call_seq"] is not None
+        if recorded:
+            name, code, text = "ToolOutcomeUnknownError", "TOOL_OUTCOME_UNKNOWN", TOOL_OUTCOME_UNKNOWN_TEXT
+        else:
+            name, code, text = "ToolNotStartedError", "TOOL_NOT_STARTED", TOOL_NOT_STARTED_TEXT
+        ev: dict[str, Any] = {
+            "type": "tool/result",
+            "seq": seq,
+            "time": time,
+            "data": {
+                "turn": open_turn,
+                "step": info["step"],
+                "message": {
+                    "id": f"interrupted-tool-result-{call_id}-{seq}",
+                    "role": "user",
+                    "source": {"kind": "tool", "callId": call_id},
+                    "content": [
+                        {
+                            "type": "tool-result",
+                            "toolCallId": call_id,
+                            "isError": True,
+                            "content": [{"type": "text", "text": text}],
+                        }
+                    ],
+                },
+                "error": {"name": name, "code": code},
+            },
+            "surfaceOp": "append",
+        }
+        if recorded:
+            ev["sourceEventSeqs"] = [info["call_seq"]]
+        out.append(ev)
+        seq += 1
+    if open_step is not None:
+        out.append({"type": "step/end", "seq": seq, "time": time, "data": {"turn": open_turn, "step": open_step}})
+        seq += 1
+    out.append(
+        {"type": "turn/end", "seq": seq, "time": time, "data": {"turn": open_turn, "reason": {"kind": "interrupted"}}}
+    )
+    return out
