@@ -163,3 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 __all__ = ["default_root", "js_number", "main"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
