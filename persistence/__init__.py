@@ -2,7 +2,7 @@
 with the upstream harness.  No Qt anywhere in this package."""
 
 from persistence.backend import CancelToken, StorageBackend
-from persistence.coordinator import CoordinatedPersistence
+from persistence.coordinator import CoordinatedPersistence, SessionDiagnosis
 from persistence.errors import (
     SessionAbortedError,
     SessionArgumentError,
@@ -40,6 +40,7 @@ __all__ = [
     "SessionAbortedError",
     "SessionArgumentError",
     "SessionConflictError",
+    "SessionDiagnosis",
     "SessionEvent",
     "SessionFormatUnsupportedError",
     "SessionHeader",

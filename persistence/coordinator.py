@@ -19,11 +19,13 @@ from persistence.errors import (
     SessionArgumentError,
     SessionConflictError,
     SessionFormatUnsupportedError,
+    SessionNotFoundError,
     SessionPersistenceCorruptionError,
     SessionPersistenceError,
     SessionValidationError,
     js_error_string,
     not_found,
+    upstream_class_of,
 )
 from persistence.model.event import EventLog, SessionEvent, wire_of
 from persistence.model.header import SessionHeader
@@ -50,6 +52,29 @@ class _State:
     meta: dict[str, Any]
     cursor: int
     materialized: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDiagnosis:
+    """What a viewer needs to label one stored session, computed without writing anything.
+
+    status is one of ``ok``, ``open-turn`` (crashed mid-turn: closers would be appended),
+    ``torn-tail`` (a damaged tail would be cut), ``corrupt``, ``unsupported``, ``missing``.
+    """
+
+    session_id: str
+    status: str
+    reason: str
+    event_count: int
+    closers: tuple[dict[str, Any], ...]
+    torn_offset: Any
+    recovered_count: int
+    revision: str | None
+    error_class: str | None = None
+
+    @property
+    def repairable(self) -> bool:
+        return self.status in ("open-turn", "torn-tail")
 
 
 @dataclass(slots=True)
@@ -307,6 +332,40 @@ class CoordinatedPersistence(SessionPersistence):
     async def list_snapshots(self, signal: AbortSignal | None = None) -> list[SessionPersistenceSnapshot]:
         rows = await self._run(self._backend.list_snapshots, signal)
         return [SessionPersistenceSnapshot(SessionHeader.from_json(m), r) for m, r in rows]
+
+    async def diagnose(self, session_id: str, signal: AbortSignal | None = None) -> SessionDiagnosis:
+        """Classify a stored session (never writes; uses the same pipeline as ``inspect``)."""
+        async with self._lock(session_id):
+            def work(t: CancelToken) -> SessionDiagnosis:
+                try:
+                    source = self._cached_fresh(session_id, t) or prepare_core(self._backend, session_id, t)
+                except SessionFormatUnsupportedError as err:
+                    return SessionDiagnosis(session_id, "unsupported", str(err), 0, (), None, 0, None,
+                                            err.upstream_class)
+                except SessionNotFoundError as err:
+                    return SessionDiagnosis(session_id, "missing", str(err), 0, (), None, 0, None, err.upstream_class)
+                except (SessionPersistenceError, OSError) as err:
+                    return SessionDiagnosis(session_id, "corrupt", str(err), 0, (), None, 0, None,
+                                            upstream_class_of(err))
+                self._cache_put(session_id, source)
+                torn = source.torn
+                if torn is not None:
+                    status = "torn-tail"
+                    reason = f"damaged tail after byte/row {torn.truncate_to} will be cut"
+                    if torn.recovered:
+                        reason += f"; {len(torn.recovered)} complete record(s) recovered from it"
+                    if source.closers:
+                        reason += f"; the open turn gets {len(source.closers)} synthetic closer(s)"
+                elif source.closers:
+                    status = "open-turn"
+                    reason = f"interrupted turn: {len(source.closers)} synthetic closer(s) would be appended"
+                else:
+                    status, reason = "ok", "balanced log"
+                return SessionDiagnosis(session_id, status, reason, len(source.balanced), tuple(source.closers),
+                                        None if torn is None else torn.truncate_to,
+                                        0 if torn is None else len(torn.recovered), source.revision)
+
+            return await self._run(work, signal)
 
     async def read_stored_revision(self, session_id: str, signal: AbortSignal | None = None) -> str | None:
         return await self._run(lambda t: self._backend.read_stored_revision(session_id, t), signal)
