@@ -27,6 +27,7 @@ from persistence.errors import (
     not_found,
     upstream_class_of,
 )
+from persistence.gcpause import gc_paused
 from persistence.model.event import EventLog, SessionEvent, wire_of
 from persistence.model.header import SessionHeader
 from persistence.model.jsontext import NotLosslessError, is_nonneg_safe_integer, js_string, lossless_copy
@@ -104,6 +105,11 @@ def _header_dict(meta: HeaderLike) -> Any:
 
 def prepare_core(backend: StorageBackend, session_id: str, token: CancelToken) -> PreparedSource:
     """Read pipeline steps 1-8 for a cold log (persistence-contract §4)."""
+    with gc_paused():
+        return _prepare_core(backend, session_id, token)
+
+
+def _prepare_core(backend: StorageBackend, session_id: str, token: CancelToken) -> PreparedSource:
     stored = backend.load_stored(session_id, token)
     if stored is None:
         raise not_found(session_id)
@@ -123,6 +129,11 @@ def prepare_core(backend: StorageBackend, session_id: str, token: CancelToken) -
 
 
 def read_from_core(backend: StorageBackend, session_id: str, from_seq: int, token: CancelToken) -> ReadFromResult:
+    with gc_paused():
+        return _read_from_core(backend, session_id, from_seq, token)
+
+
+def _read_from_core(backend: StorageBackend, session_id: str, from_seq: int, token: CancelToken) -> ReadFromResult:
     stored: StoredLog | None = backend.load_suffix(session_id, from_seq, token)
     if stored is None:
         raise not_found(session_id)

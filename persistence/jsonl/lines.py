@@ -138,6 +138,13 @@ class LineScanner:
             )
             return
         row_start = len(events)
+        if len(decoded) > 1:
+            # An expanded row's members are contiguous by construction: one check suffices.
+            if decoded[0]["seq"] == row_start:
+                events.extend(decoded)
+                self.committed_bytes = end
+                return
+            decoded = decoded[:1]
         for e in decoded:
             seq = e.get("seq") if type(e) is dict else _MISSING
             if e is None:

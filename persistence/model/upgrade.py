@@ -18,20 +18,24 @@ _SIMPLE_REASONS = frozenset({"completed", "blocked", "max-tokens", "interrupted"
 _FAILURE_KEYS = {"message", "code", "status", "providerRetryAfterMs", "requestId"}
 
 
+_LEGACY_CANDIDATES = frozenset({"request/header-delta", "mode/set", "request/header"})
+
+
 def legacy_refusal(session_id: str, event: Any) -> str | None:
     """The refusal text for retired vocabulary, or None (append and read share it)."""
     if not isinstance(event, dict):
         return None
     etype = event.get("type")
+    if etype not in _LEGACY_CANDIDATES:
+        return None
     seq = js_string(event.get("seq"))
     if etype == "request/header-delta":
         return f'session "{session_id}" contains unsupported legacy request/header-delta event at seq {seq}'
     if etype == "mode/set":
         return f'session "{session_id}" contains unsupported legacy mode/set event at seq {seq}'
-    if etype == "request/header":
-        data = event.get("data")
-        if isinstance(data, dict) and data.get("reason") == "fallback":
-            return f'session "{session_id}" contains unsupported legacy request/header reason "fallback" at seq {seq}'
+    data = event.get("data")
+    if isinstance(data, dict) and data.get("reason") == "fallback":
+        return f'session "{session_id}" contains unsupported legacy request/header reason "fallback" at seq {seq}'
     return None
 
 
@@ -171,52 +175,72 @@ def _upgrade_pre_identity(ev: dict[str, Any], session_id: str, ids_by_seq: dict[
     return ev
 
 
+_MESSAGE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+_SPECIAL_TYPES = _MESSAGE_TYPES | _LEGACY_CANDIDATES | {"turn/start", "turn/end", "steering/message"}
+
+
 def normalize_events(session_id: str, events: list[Any], raw_path: str | None,
                      location: dict[str, str] | None) -> list[Any]:
     """Steps 4-6 of the read pipeline; returns the (possibly upgraded) events.
 
-    Records that need no upgrade are returned as the same objects, so the common case
-    allocates nothing.
+    One pass over the log: retired vocabulary anywhere wins over an earlier upgrade or
+    shape error (upstream checks it first), and unknown types are judged last, on the
+    normalized events.  Records that need no upgrade are returned as the same objects.
     """
-    for ev in events:
-        refusal = legacy_refusal(session_id, ev)
-        if refusal is not None:
-            raise SessionValidationError(refusal)
     out = events
     copied = False
     ids_by_seq: dict[Any, Any] = {}
+    deferred: SessionValidationError | None = None
+    unknown: tuple[Any, Any] | None = None
+    known = KNOWN_SESSION_EVENT_TYPES
+    special = _SPECIAL_TYPES
     for i, ev in enumerate(events):
-        if not isinstance(ev, dict):
+        if type(ev) is not dict:
+            if unknown is None:
+                unknown = (None, None)
             continue
         etype = ev.get("type")
-        new = ev
-        if etype == "turn/start":
-            new = _upgrade_turn_start(ev)
-        elif etype == "turn/end":
-            new = _upgrade_turn_end(ev)
-        elif etype == "steering/message":
-            new = _upgrade_steering(ev, session_id)
-            etype = "user/message"
-        if etype == "user/message" or etype == "assistant/message" or etype == "tool/result":
-            new = _upgrade_pre_identity(new, session_id, ids_by_seq)
-            validate_message_shape(new, f"stored {etype} at seq {js_string(new.get('seq'))}")
-            msg = new["data"] if etype == "user/message" else new["data"]["message"]
-            ids_by_seq[new.get("seq")] = msg["id"]
+        if etype not in special:
+            if unknown is None and etype not in known and ev.get("ignorable") is not True:
+                unknown = (etype, ev.get("seq"))
+            continue
+        refusal = legacy_refusal(session_id, ev)
+        if refusal is not None:
+            raise SessionValidationError(refusal)
+        if deferred is not None:
+            continue
+        try:
+            new = ev
+            if etype == "turn/start":
+                new = _upgrade_turn_start(ev)
+            elif etype == "turn/end":
+                new = _upgrade_turn_end(ev)
+            elif etype == "steering/message":
+                new = _upgrade_steering(ev, session_id)
+                etype = "user/message"
+            if etype in _MESSAGE_TYPES:
+                new = _upgrade_pre_identity(new, session_id, ids_by_seq)
+                validate_message_shape(new, f"stored {etype} at seq {js_string(new.get('seq'))}")
+                msg = new["data"] if etype == "user/message" else new["data"]["message"]
+                ids_by_seq[new.get("seq")] = msg["id"]
+        except SessionValidationError as err:
+            deferred = err
+            continue
         if new is not ev:
             if not copied:
                 out = list(events)
                 copied = True
             out[i] = new
-    for ev in out:
-        etype = ev.get("type") if isinstance(ev, dict) else None
-        if etype not in KNOWN_SESSION_EVENT_TYPES and not (isinstance(ev, dict) and ev.get("ignorable") is True):
-            seq_text = js_string(ev.get("seq") if isinstance(ev, dict) else None)
-            message = (
-                f'session "{session_id}" contains event type "{js_string(etype)}" (seq {seq_text}) '
-                "unknown to this harness and not marked ignorable; refusing to interpret the log \u2014 "
-                "it was likely written by a newer harness"
-            )
-            if raw_path is not None:
-                message += f" (raw log: {raw_path})"
-            raise SessionFormatUnsupportedError(message, location=location)
+    if deferred is not None:
+        raise deferred
+    if unknown is not None:
+        etype, seq = unknown
+        message = (
+            f'session "{session_id}" contains event type "{js_string(etype)}" (seq {js_string(seq)}) '
+            "unknown to this harness and not marked ignorable; refusing to interpret the log \u2014 "
+            "it was likely written by a newer harness"
+        )
+        if raw_path is not None:
+            message += f" (raw log: {raw_path})"
+        raise SessionFormatUnsupportedError(message, location=location)
     return out

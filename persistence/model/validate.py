@@ -240,39 +240,61 @@ def _strip_tool_content(data: Any) -> Any:
     return out
 
 
+_PLAIN_KEYS = frozenset({"type", "seq", "time", "data"})
+_MAX = 2**53 - 1
+
+
 def validate_seed_events(events: list[dict[str, Any]]) -> SurfaceFold:
     """The Session constructor's per-event checks on a restored log (session-model §2.3)."""
     fold = SurfaceFold()
-    allowed = ENVELOPE_KEYS
+    plain = _PLAIN_KEYS
     for i, ev in enumerate(events):
-        if type(ev) is not dict:
-            raise _fail(f"seed event at index {i} has an invalid event envelope")
-        etype = ev.get("type")
-        if etype == "request/header-delta":
-            raise _fail(f"seed event at index {i} uses unsupported legacy request/header-delta format")
-        if (
-            not allowed.issuperset(ev.keys())
-            or type(etype) is not str
-            or "data" not in ev
-            or not is_nonneg_safe_integer(ev.get("seq"))
-            or not is_safe_integer(ev.get("time"))
-            or ("ignorable" in ev and ev["ignorable"] is not True)
-        ):
-            raise _fail(f"seed event at index {i} has an invalid event envelope")
-        if etype in SURFACE_EVENT_TYPES:
-            validate_message_shape(ev, f"seed {etype} at index {i}")
-        elif etype == "request/header":
-            validate_request_header(ev, f"seed request/header at index {i}")
-            data = ev.get("data")
-            if isinstance(data, dict) and data.get("reason") == "fallback":
-                raise _fail(f'seed event at index {i} uses unsupported legacy request/header reason "fallback"')
-        if ev["seq"] != i:
-            raise _fail(
-                f"seed event at index {i} has seq {js_string(ev['seq'])} (expected {i}); seed must be contiguous from 0"
-            )
-        if etype in SURFACE_EVENT_TYPES or "surfaceOp" in ev or "sourceEventSeqs" in ev:
-            try:
-                fold.plan(ev, i)
-            except SessionValidationError as err:
-                raise _fail(f"invalid seed event at index {i}: {err.message}") from None
+        # Fast path: the overwhelming majority are plain log-only events with int fields.
+        if type(ev) is dict and ev.keys() == plain:
+            etype = ev["type"]
+            seq = ev["seq"]
+            tm = ev["time"]
+            if (
+                type(etype) is str
+                and type(seq) is int
+                and seq == i
+                and type(tm) is int
+                and -_MAX <= tm <= _MAX
+                and etype not in SURFACE_EVENT_TYPES
+                and etype != "request/header"
+                and etype != "request/header-delta"
+            ):
+                continue
+        _validate_one(ev, i, fold)
     return fold
+
+
+def _validate_one(ev: Any, i: int, fold: SurfaceFold) -> None:
+    if type(ev) is not dict:
+        raise _fail(f"seed event at index {i} has an invalid event envelope")
+    etype = ev.get("type")
+    if etype == "request/header-delta":
+        raise _fail(f"seed event at index {i} uses unsupported legacy request/header-delta format")
+    if (
+        not ENVELOPE_KEYS.issuperset(ev.keys())
+        or type(etype) is not str
+        or "data" not in ev
+        or not is_nonneg_safe_integer(ev.get("seq"))
+        or not is_safe_integer(ev.get("time"))
+        or ("ignorable" in ev and ev["ignorable"] is not True)
+    ):
+        raise _fail(f"seed event at index {i} has an invalid event envelope")
+    if etype in SURFACE_EVENT_TYPES:
+        validate_message_shape(ev, f"seed {etype} at index {i}")
+    elif etype == "request/header":
+        validate_request_header(ev, f"seed request/header at index {i}")
+        data = ev.get("data")
+        if isinstance(data, dict) and data.get("reason") == "fallback":
+            raise _fail(f'seed event at index {i} uses unsupported legacy request/header reason "fallback"')
+    if ev["seq"] != i:
+        raise _fail(f"seed event at index {i} has seq {js_string(ev['seq'])} (expected {i}); seed must be contiguous from 0")
+    if etype in SURFACE_EVENT_TYPES or "surfaceOp" in ev or "sourceEventSeqs" in ev:
+        try:
+            fold.plan(ev, i)
+        except SessionValidationError as err:
+            raise _fail(f"invalid seed event at index {i}: {err.message}") from None

@@ -1,0 +1,1 @@
+"""SQLite session store, file-compatible with upstream's schema 17 (spec: sqlite-backend.md)."""
