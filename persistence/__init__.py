@@ -2,7 +2,7 @@
 with the upstream harness.  No Qt anywhere in this package."""
 
 from persistence.backend import CancelToken, StorageBackend
-from persistence.coordinator import CoordinatedPersistence, SessionDiagnosis
+from persistence.coordinator import CoordinatedPersistence, SessionDiagnosis, SessionPreparation
 from persistence.errors import (
     SessionAbortedError,
     SessionArgumentError,
@@ -21,6 +21,8 @@ from persistence.model.event import EventLog, SessionEvent
 from persistence.model.header import SESSION_FORMAT_VERSION, SessionHeader
 from persistence.open import open_store
 from persistence.service import AbortSignal, SessionPersistence
+from persistence.session import Session
+from persistence.store import SessionForkError, SessionStore
 from persistence.values import (
     ReadFromResult,
     SessionInspection,
@@ -28,6 +30,7 @@ from persistence.values import (
     SessionPersistenceSnapshot,
     SessionRawArtifact,
 )
+from persistence.write_behind import SessionWriteBehind
 
 __all__ = [
     "SESSION_FORMAT_VERSION",
@@ -37,11 +40,13 @@ __all__ = [
     "EventLog",
     "JsonlSessionPersistence",
     "ReadFromResult",
+    "Session",
     "SessionAbortedError",
     "SessionArgumentError",
     "SessionConflictError",
     "SessionDiagnosis",
     "SessionEvent",
+    "SessionForkError",
     "SessionFormatUnsupportedError",
     "SessionHeader",
     "SessionInspection",
@@ -52,10 +57,13 @@ __all__ = [
     "SessionPersistenceCorruptionError",
     "SessionPersistenceError",
     "SessionPersistenceSnapshot",
+    "SessionPreparation",
     "SessionRawArtifact",
     "SessionRollbackError",
     "SessionStorageCorruptError",
+    "SessionStore",
     "SessionValidationError",
+    "SessionWriteBehind",
     "StorageBackend",
     "open_store",
 ]

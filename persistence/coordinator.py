@@ -9,6 +9,7 @@ an ``AbortSignal`` into a token the hooks check between I/O steps.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from persistence.gcpause import gc_paused
 from persistence.model.event import EventLog, SessionEvent, wire_of
 from persistence.model.header import SessionHeader
 from persistence.model.jsontext import NotLosslessError, is_nonneg_safe_integer, js_string, lossless_copy
-from persistence.model.repair import interrupted_turn_closers
+from persistence.model.repair import has_open_turn, interrupted_turn_closers
 from persistence.model.upgrade import check_identity_and_version, legacy_refusal, normalize_events
 from persistence.model.validate import validate_header, validate_seed_events
 from persistence.service import AbortSignal, EventLike, HeaderLike, SessionPersistence
@@ -42,8 +43,10 @@ from persistence.values import (
     SessionPersistenceSnapshot,
     SessionRawArtifact,
 )
+from persistence.write_behind import SessionWriteBehind
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 DEFAULT_PREPARED_CACHE_SIZE = 5
 
@@ -53,6 +56,14 @@ class _State:
     meta: dict[str, Any]
     cursor: int
     materialized: bool
+    owner: Any = None  # the live Session bound to this id, if any
+
+
+@dataclass(slots=True)
+class _LiveEntry:
+    session: Any
+    writer: SessionWriteBehind
+    remove_observer: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +106,39 @@ class PreparedSource:
     @property
     def needs_repair(self) -> bool:
         return self.torn is not None or bool(self.closers)
+
+
+class SessionPreparation:
+    """An unpublished Session reserved for resume. Context manager; ``dispose`` is idempotent."""
+
+    def __init__(self, owner: CoordinatedPersistence, session: Any, meta: dict[str, Any],
+                 release: Callable[[], None], on_release: Callable[[], None] | None = None) -> None:
+        self._owner = owner
+        self.session = session
+        self.meta = SessionHeader.from_json(meta)
+        self._release = release
+        self._on_release = on_release
+        self._published = False
+        self._disposed = False
+
+    @property
+    def published(self) -> bool:
+        return self._published
+
+    def dispose(self) -> None:
+        if self._disposed:
+            return
+        self._disposed = True
+        if not self._published:
+            self._release()
+        if self._on_release is not None:
+            self._on_release()
+
+    def __enter__(self) -> SessionPreparation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.dispose()
 
 
 def _header_dict(meta: HeaderLike) -> Any:
@@ -154,6 +198,10 @@ class CoordinatedPersistence(SessionPersistence):
         self._locks: dict[str, asyncio.Lock] = {}
         self._cache: OrderedDict[str, PreparedSource] = OrderedDict()
         self._cache_size = int(prepared_session_cache_size)
+        self._live: dict[str, _LiveEntry] = {}
+        self._reserved: dict[str, str] = {}  # id -> "committing" | "reserved"
+        self.write_batch_max_delay_ms = 200
+        self.on_background_error: Callable[[str, BaseException], None] | None = None
 
     @property
     def backend(self) -> StorageBackend:
@@ -237,7 +285,7 @@ class CoordinatedPersistence(SessionPersistence):
             raise SessionArgumentError("session metadata id must be a string")
         header.setdefault("version", 0)
         async with self._lock(session_id):
-            if session_id in self._states:
+            if session_id in self._states or session_id in self._reserved or session_id in self._live:
                 raise SessionConflictError(f'session "{session_id}" already exists in this backend')
             stored = await self._run(lambda t: self._backend.load_stored(session_id, t))
             if stored is not None:
@@ -254,30 +302,38 @@ class CoordinatedPersistence(SessionPersistence):
                 "session event batch is not losslessly JSON-serializable because it contains non-JSON-serializable data"
             ) from None
         async with self._lock(session_id):
-            for ev in batch:
-                refusal = legacy_refusal(session_id, ev)
-                if refusal is not None:
-                    raise SessionValidationError(refusal)
-            if not batch:
-                return
-            state = self._states.get(session_id)
-            if state is None:
-                state = await self._adopt(session_id)
-            for i, ev in enumerate(batch):
-                seq = ev.get("seq") if isinstance(ev, dict) else None
-                if seq != state.cursor + i or type(seq) is bool:
-                    raise SessionConflictError(
-                        f'append seq mismatch for "{session_id}": expected {state.cursor + i} at index {i}, '
-                        f"got {js_string(seq)}"
-                    )
-            st = state
-            await self._run(
-                lambda t: self._backend.append_batch(st.meta, batch, st.materialized, t,
-                                                     expected_next_seq=st.cursor)
+            await self._append_locked(session_id, batch)
+
+    async def _append_locked(self, session_id: str, batch: list[dict[str, Any]]) -> None:
+        """Append on the id's chain (the caller holds the id lock)."""
+        for ev in batch:
+            refusal = legacy_refusal(session_id, ev)
+            if refusal is not None:
+                raise SessionValidationError(refusal)
+        if not batch:
+            return
+        if self._reserved.get(session_id) in ("committing", "reserved"):
+            raise SessionConflictError(
+                f'cannot append session "{session_id}" while its persisted preparation is reserved'
             )
-            state.materialized = True
-            state.cursor += len(batch)
-            self._cache.pop(session_id, None)
+        state = self._states.get(session_id)
+        if state is None:
+            state = await self._adopt(session_id)
+        for i, ev in enumerate(batch):
+            seq = ev.get("seq") if isinstance(ev, dict) else None
+            if seq != state.cursor + i or type(seq) is bool:
+                raise SessionConflictError(
+                    f'append seq mismatch for "{session_id}": expected {state.cursor + i} at index {i}, '
+                    f"got {js_string(seq)}"
+                )
+        st = state
+        await self._run(
+            lambda t: self._backend.append_batch(st.meta, batch, st.materialized, t,
+                                                 expected_next_seq=st.cursor)
+        )
+        state.materialized = True
+        state.cursor += len(batch)
+        self._cache.pop(session_id, None)
 
     async def _adopt(self, session_id: str) -> _State:
         """Append to a session this instance has not seen: repair it first (contract §6.6.2)."""
@@ -304,6 +360,9 @@ class CoordinatedPersistence(SessionPersistence):
         return committed
 
     async def load(self, session_id: str) -> SessionInspection:
+        live = self._live.get(session_id)
+        if live is not None:
+            return await self._load_live(session_id, live)
         async with self._lock(session_id):
             while True:
                 source = await self._run(
@@ -321,6 +380,12 @@ class CoordinatedPersistence(SessionPersistence):
                 return SessionInspection(SessionHeader.from_json(source.meta), EventLog(source.balanced))
 
     async def inspect(self, session_id: str, signal: AbortSignal | None = None) -> SessionInspection:
+        if signal is not None:
+            signal.throw_if_aborted()
+        live = self._live.get(session_id)
+        if live is not None:
+            # The live Session is the authority: its current snapshot, no flush, no storage access.
+            return SessionInspection(live.session.header, live.session.events)
         async with self._lock(session_id):
             def work(t: CancelToken) -> PreparedSource:
                 return self._cached_fresh(session_id, t) or prepare_core(self._backend, session_id, t)
@@ -343,6 +408,177 @@ class CoordinatedPersistence(SessionPersistence):
     async def list_snapshots(self, signal: AbortSignal | None = None) -> list[SessionPersistenceSnapshot]:
         rows = await self._run(self._backend.list_snapshots, signal)
         return [SessionPersistenceSnapshot(SessionHeader.from_json(m), r) for m, r in rows]
+
+    # ------------------------------------------------------------ preparation (cold -> unpublished Session)
+
+    async def prepare(self, session_id: str, signal: AbortSignal | None = None) -> SessionPreparation:
+        """Commit pending repair and build the exact unpublished Session a resume will publish."""
+        from persistence.session import Session
+
+        if signal is not None:
+            signal.throw_if_aborted()
+        if session_id in self._live:
+            raise SessionConflictError(f'cannot prepare session "{session_id}" while it is live')
+        async with self._lock(session_id):
+            if self._reserved.get(session_id) == "reserved":
+                raise SessionConflictError(f'session "{session_id}" preparation is already reserved')
+            self._reserved[session_id] = "committing"
+            try:
+                while True:
+                    source = await self._run(
+                        lambda t: self._cached_fresh(session_id, t) or prepare_core(self._backend, session_id, t), signal
+                    )
+                    if source.needs_repair:
+                        await self._commit_repair(session_id, source)
+                        continue
+                    current = await self._run(lambda t: self._backend.read_stored_revision(session_id, t))
+                    if current != source.revision:
+                        self._cache.pop(session_id, None)
+                        continue
+                    break
+                state = self._states.get(session_id)
+                if state is not None and state.owner is not None:
+                    raise SessionConflictError(f'session "{session_id}" already has a live persistence owner')
+                self._states[session_id] = _State(source.meta, len(source.stored_events), True)
+                self._cache.pop(session_id, None)
+                session = Session(source.meta, source.stored_events, restore=True)
+            except BaseException:
+                self._reserved.pop(session_id, None)
+                raise
+            self._reserved[session_id] = "reserved"
+        if session_id in self._live:
+            self._reserved.pop(session_id, None)
+            raise SessionConflictError(f'cannot prepare session "{session_id}" while it is live')
+        initial_count = session.seq
+
+        def release() -> None:
+            if self._reserved.get(session_id) == "reserved" and getattr(session, "_prepared_for", None) is None:
+                self._reserved.pop(session_id, None)
+                if session.seq == initial_count and session_id not in self._live:
+                    self._cache_put(session_id, source)
+
+        return SessionPreparation(self, session, source.meta, release)
+
+    # ------------------------------------------------------------ live sessions
+
+    def is_live(self, session_id: str) -> bool:
+        return session_id in self._live
+
+    def live_session(self, session_id: str) -> Any:
+        entry = self._live.get(session_id)
+        return None if entry is None else entry.session
+
+    async def attach_live(self, session: Any, *, preparation: SessionPreparation | None = None) -> None:
+        """Bind a live Session to its log: persist its seed/suffix, then every append via write-behind."""
+        session_id = session.id
+        if session_id in self._live:
+            raise SessionConflictError(f'session "{session_id}" is already bound to a different live session in this '
+                                       "backend (id collision)")
+        if preparation is not None:
+            if preparation.session is not session or self._reserved.get(session_id) != "reserved":
+                raise SessionConflictError(f'session "{session_id}" preparation is no longer reserved')
+        elif session_id in self._reserved:
+            raise SessionConflictError(f'cannot publish session "{session_id}": persisted state already owns this identity')
+        writer = SessionWriteBehind(
+            lambda batch: self._write_live(session_id, batch),
+            max_delay_ms=self.write_batch_max_delay_ms,
+            report_background_failure=lambda err: self._report_background(session_id, err),
+        )
+        entry = _LiveEntry(session, writer)
+        self._live[session_id] = entry
+        # Observe before the first await: appends made while the seed is written are queued,
+        # and the writer skips whatever the seed write already persisted (seq < cursor).
+        entry.remove_observer = session.add_observer(lambda _s, ev: writer.enqueue(ev.wire))
+        try:
+            async with self._lock(session_id):
+                state = self._states.get(session_id)
+                if preparation is not None:
+                    if state is None or state.owner is not None or state.cursor != session.first_live_seq:
+                        raise SessionConflictError(
+                            f'session "{session_id}" preparation no longer matches its persistence state'
+                        )
+                    self._reserved.pop(session_id, None)
+                    preparation._published = True
+                    state.owner = session
+                else:
+                    if state is not None and (state.owner is not None or state.materialized):
+                        raise SessionConflictError(
+                            f'session "{session_id}" already has a persisted log on disk that does not match this live '
+                            "session (id collision)"
+                        )
+                    if state is None:
+                        stored_rev = await self._run(lambda t: self._backend.read_stored_revision(session_id, t))
+                        if stored_rev is not None:
+                            raise SessionConflictError(
+                                f'session "{session_id}" already has a persisted log on disk that does not match this '
+                                "live session (id collision)"
+                            )
+                    state = _State(lossless_copy(session.raw_header), 0, False, session)
+                    self._states[session_id] = state
+                suffix = session.records()[state.cursor:]
+                if suffix:
+                    await self._append_locked(session_id, lossless_copy(suffix))
+        except BaseException:
+            entry.remove_observer()
+            self._live.pop(session_id, None)
+            if preparation is None:
+                st = self._states.get(session_id)
+                if st is not None and st.owner is session and not st.materialized:
+                    self._states.pop(session_id, None)
+            raise
+
+    async def _write_live(self, session_id: str, batch: list[dict[str, Any]]) -> None:
+        async with self._lock(session_id):
+            state = self._states.get(session_id)
+            cursor = state.cursor if state is not None else 0
+            fresh = [ev for ev in batch if ev["seq"] >= cursor]
+            if fresh:
+                await self._append_locked(session_id, fresh)
+
+    def _report_background(self, session_id: str, err: BaseException) -> None:
+        log.warning('%s: background write for session "%s" failed (buffered events retained): %s',
+                    self._backend.kind, session_id, err)
+        if self.on_background_error is not None:
+            try:
+                self.on_background_error(session_id, err)
+            except Exception:
+                log.exception("on_error callback failed")
+
+    async def flush_live(self, session_id: str) -> None:
+        entry = self._live.get(session_id)
+        if entry is None:
+            return
+        entry.writer.cancel_automatic_wait()
+        await entry.writer.flush()
+
+    async def retire_live(self, session_id: str) -> None:
+        """Drain a live session and release its ownership (live -> cold)."""
+        entry = self._live.get(session_id)
+        if entry is None:
+            return
+        await entry.writer.flush()
+        if entry.remove_observer is not None:
+            entry.remove_observer()
+        async with self._lock(session_id):
+            self._live.pop(session_id, None)
+            state = self._states.get(session_id)
+            if state is not None and state.owner is entry.session:
+                del self._states[session_id]
+        self._cache.pop(session_id, None)
+
+    async def _load_live(self, session_id: str, entry: _LiveEntry) -> SessionInspection:
+        snapshot = entry.session.events  # linearization point: before the flush
+        await self.flush_live(session_id)
+        if len(snapshot) == 0:
+            raise not_found(session_id)
+        if has_open_turn(snapshot.records()):
+            raise SessionConflictError(
+                f'cannot load session "{session_id}" while its live turn is open; use the live Session or wait for '
+                "the turn to close"
+            )
+        state = self._states.get(session_id)
+        meta = state.meta if state is not None else entry.session.raw_header
+        return SessionInspection(SessionHeader.from_json(meta), snapshot)
 
     async def diagnose(self, session_id: str, signal: AbortSignal | None = None) -> SessionDiagnosis:
         """Classify a stored session (never writes; uses the same pipeline as ``inspect``)."""
@@ -382,4 +618,13 @@ class CoordinatedPersistence(SessionPersistence):
         return await self._run(lambda t: self._backend.read_stored_revision(session_id, t), signal)
 
     async def close(self) -> None:
+        """Drain every live session, then close the backend (a drain failure is raised first)."""
+        failures: list[BaseException] = []
+        for session_id in list(self._live):
+            try:
+                await self.retire_live(session_id)
+            except Exception as err:
+                failures.append(err)
         await asyncio.get_running_loop().run_in_executor(None, self._backend.close)
+        if failures:
+            raise SessionPersistenceError(f"{self._backend.kind} dispose failed: " + "; ".join(map(str, failures)))

@@ -107,11 +107,14 @@ class EventLog(Sequence[SessionEvent]):
     pay for objects nobody looks at.
     """
 
-    __slots__ = ("_cache", "_records")
+    __slots__ = ("_cache", "_len", "_records")
 
-    def __init__(self, records: list[dict[str, Any]]) -> None:
+    def __init__(self, records: list[dict[str, Any]], length: int | None = None) -> None:
+        # ``length`` lets a live session hand out O(1) snapshots of its append-only list:
+        # later appends land beyond the snapshot's end and are never visible through it.
         self._records = records
-        self._cache: list[SessionEvent | None] = [None] * len(records)
+        self._len = len(records) if length is None else length
+        self._cache: list[SessionEvent | None] = [None] * self._len
 
     @overload
     def __getitem__(self, index: int) -> SessionEvent: ...
@@ -119,7 +122,11 @@ class EventLog(Sequence[SessionEvent]):
     def __getitem__(self, index: slice) -> EventLog: ...
     def __getitem__(self, index: int | slice) -> SessionEvent | EventLog:
         if isinstance(index, slice):
-            return EventLog(self._records[index])
+            return EventLog(self.records()[index])
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError("event index out of range")
         ev = self._cache[index]
         if ev is None:
             ev = event_from_wire(self._records[index])
@@ -127,18 +134,18 @@ class EventLog(Sequence[SessionEvent]):
         return ev
 
     def __len__(self) -> int:
-        return len(self._records)
+        return self._len
 
     def __iter__(self) -> Iterator[SessionEvent]:
-        for i in range(len(self._records)):
+        for i in range(self._len):
             yield self[i]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, EventLog):
-            return self._records == other._records
+            return self.records() == other.records()
         if isinstance(other, (list, tuple)):
-            return len(other) == len(self._records) and all(
-                wire_of(o) == r for o, r in zip(other, self._records, strict=True)
+            return len(other) == self._len and all(
+                wire_of(o) == r for o, r in zip(other, self.records(), strict=True)
             )
         return NotImplemented
 
@@ -146,10 +153,12 @@ class EventLog(Sequence[SessionEvent]):
 
     def records(self) -> list[dict[str, Any]]:
         """Engine-internal: the backing records. Never mutate."""
-        return self._records
+        if self._len == len(self._records):
+            return self._records
+        return self._records[: self._len]
 
     def to_json(self) -> list[dict[str, Any]]:
-        return deep_copy_json(self._records)
+        return deep_copy_json(self.records())
 
     def __repr__(self) -> str:
-        return f"EventLog(<{len(self._records)} events>)"
+        return f"EventLog(<{self._len} events>)"

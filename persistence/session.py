@@ -1,0 +1,203 @@
+"""The in-memory, append-only ``Session`` (session-model §2, §4, §5.1).
+
+A Session validates every event on append (including the message shapes upstream only
+checks on load: a live log must stay reloadable), notifies observers synchronously, and
+hands out O(1) immutable snapshots of its log.
+"""
+
+from __future__ import annotations
+
+import logging
+import time as time_mod
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from persistence.errors import SessionArgumentError, SessionConflictError, SessionValidationError
+from persistence.model.catalog import SURFACE_EVENT_TYPES
+from persistence.model.event import EventLog, SessionEvent, event_from_wire
+from persistence.model.frozen import raw_of
+from persistence.model.header import SessionHeader
+from persistence.model.jsontext import NotLosslessError, deep_copy_json, lossless_copy
+from persistence.model.repair import open_turn_state
+from persistence.model.upgrade import legacy_refusal
+from persistence.model.validate import (
+    SurfaceFold,
+    validate_header,
+    validate_message_shape,
+    validate_seed_events,
+)
+
+log = logging.getLogger(__name__)
+
+END_SEED = "session/end-seed"
+Observer = Callable[["Session", SessionEvent], None]
+
+
+def now_ms() -> int:
+    return time_mod.time_ns() // 1_000_000
+
+
+class Session:
+    """One session's log. ``seed`` events are validated and never notified to observers."""
+
+    def __init__(
+        self,
+        header: SessionHeader | dict[str, Any],
+        seed: Sequence[SessionEvent | dict[str, Any]] | None = None,
+        *,
+        restore: bool = False,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        raw_header = header.to_json() if isinstance(header, SessionHeader) else dict(header)
+        if not restore:
+            try:
+                raw_header = lossless_copy(raw_header)
+            except NotLosslessError:
+                raise SessionArgumentError("session header is not losslessly JSON-serializable") from None
+        validate_header(raw_header, raw_header.get("id"))  # type: ignore[arg-type]
+        self._header = SessionHeader.from_json(raw_header)
+        self._raw_header = raw_header
+        self._clock = clock
+        self._observers: list[Observer] = []
+        self._publishing = False
+        records: list[dict[str, Any]] = []
+        if seed is not None:
+            for i, ev in enumerate(seed):
+                wire = raw_of(ev.wire if isinstance(ev, SessionEvent) else ev)
+                if restore:
+                    records.append(wire)
+                else:
+                    try:
+                        records.append(lossless_copy(wire))
+                    except NotLosslessError:
+                        raise SessionArgumentError(f"seed event at index {i} is not losslessly JSON-serializable") from None
+        self._fold: SurfaceFold = validate_seed_events(records)
+        self._records = records
+        self.first_live_seq = len(records)
+        if seed is not None and (not records or records[-1].get("type") != END_SEED):
+            # The marker closes the seeded lifecycle; it is persisted with the seed, never notified.
+            records.append({"type": END_SEED, "seq": len(records), "time": self._clock(), "data": {}})
+        self._snapshot: EventLog | None = None
+
+    # ------------------------------------------------------------ identity and log
+
+    @property
+    def id(self) -> str:
+        return self._header.id
+
+    @property
+    def header(self) -> SessionHeader:
+        return self._header
+
+    @property
+    def raw_header(self) -> dict[str, Any]:
+        """Engine-internal header dict (camelCase). Never mutate."""
+        return self._raw_header
+
+    @property
+    def events(self) -> EventLog:
+        snap = self._snapshot
+        if snap is None or len(snap) != len(self._records):
+            snap = self._snapshot = EventLog(self._records, len(self._records))
+        return snap
+
+    @property
+    def seq(self) -> int:
+        """The next seq (== number of events)."""
+        return len(self._records)
+
+    def records(self) -> list[dict[str, Any]]:
+        return self._records
+
+    # ------------------------------------------------------------ turn/step queries
+
+    @property
+    def open_turn(self) -> Any:
+        return open_turn_state(self._records)[0]
+
+    @property
+    def open_step(self) -> Any:
+        return open_turn_state(self._records)[1]
+
+    @property
+    def is_turn_open(self) -> bool:
+        return self.open_turn is not None
+
+    @property
+    def last_turn(self) -> int:
+        for ev in reversed(self._records):
+            if ev.get("type") == "turn/start":
+                data = ev.get("data")
+                turn = data.get("turn") if isinstance(data, dict) else None
+                return int(turn) if isinstance(turn, (int, float)) else 0
+        return 0
+
+    @property
+    def next_turn(self) -> int:
+        """Turn numbering continues from the last ``turn/start`` (also after fork/resume)."""
+        return self.last_turn + 1
+
+    # ------------------------------------------------------------ observers
+
+    def add_observer(self, observer: Observer) -> Callable[[], None]:
+        self._observers.append(observer)
+
+        def remove() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return remove
+
+    # ------------------------------------------------------------ append
+
+    def append(
+        self,
+        type: str,
+        data: Any,
+        *,
+        surface_op: Any = None,
+        source_event_seqs: Sequence[int] | None = None,
+    ) -> SessionEvent:
+        try:
+            snapshot = lossless_copy(raw_of(data))
+        except NotLosslessError:
+            raise SessionArgumentError(f'session event "{type}" carries non-JSON-serializable data') from None
+        seq = len(self._records)
+        probe = {"type": type, "seq": seq, "data": snapshot}
+        refusal = legacy_refusal(self.id, probe)
+        if refusal is not None:
+            raise SessionValidationError(refusal.replace(f" at seq {seq}", ""))
+        try:
+            meta = lossless_copy(
+                {"sourceEventSeqs": list(source_event_seqs) if source_event_seqs is not None else None,
+                 "surfaceOp": raw_of(surface_op)}
+            )
+        except NotLosslessError:
+            raise SessionArgumentError(f'session event "{type}" carries non-JSON-serializable surface metadata') from None
+        if self._publishing:
+            raise SessionConflictError("session append cannot reenter while another append is being published")
+        wire: dict[str, Any] = {"type": type, "seq": seq, "time": self._clock(), "data": snapshot}
+        if meta["sourceEventSeqs"] is not None:
+            wire["sourceEventSeqs"] = meta["sourceEventSeqs"]
+        if meta["surfaceOp"] is not None:
+            wire["surfaceOp"] = meta["surfaceOp"]
+        if type in SURFACE_EVENT_TYPES:
+            validate_message_shape(wire, f'session event "{type}"')
+        # plan() mutates only after every check passed, so a refusal leaves log and surface untouched.
+        self._fold.plan(wire, seq)
+        self._publishing = True
+        try:
+            self._records.append(wire)
+            event = event_from_wire(wire)
+            for observer in list(self._observers):
+                try:
+                    observer(self, event)
+                except Exception:  # observers must not undo a committed append
+                    log.exception("session observer failed for %s seq %s", self.id, seq)
+        finally:
+            self._publishing = False
+        return event
+
+    def to_json(self) -> dict[str, Any]:
+        return {"header": self._header.to_json(), "events": deep_copy_json(self._records)}
+

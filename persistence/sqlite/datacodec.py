@@ -1,0 +1,165 @@
+"""The ``data`` column: JSON TEXT, or one level-3 zstd frame when that is strictly smaller (spec §6.5) [compat].
+
+Reading emulates Node's zlib: consecutive frames concatenate, skippable frames are
+skipped, anything after the last frame that is not a frame magic is ignored, and a
+remainder that starts with the magic but is not a whole frame is an error (§12.4).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+import orjson
+import zstandard
+
+from persistence.model.jsontext import JsonTextError, js_loads
+from persistence.sqlite.constants import MAX_PACKED_DATA_BYTES, ZSTD_DATA_THRESHOLD_BYTES, ZSTD_LEVEL
+from persistence.sqlite.errors import RowDecodeError
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_SKIPPABLE_MASK = 0xFFFFFFF0
+_SKIPPABLE_MAGIC = 0x184D2A50
+_BOM = b"\xef\xbb\xbf"
+# Feed size for frames that do not declare their size: one zstd block needs >= 4 input
+# bytes and yields <= 128 KiB, so 1 KiB of input can never inflate past 32 MiB.
+_UNSIZED_FEED = 1024
+_BIG_DIGITS = re.compile(r"\d{16,}")
+
+_local = threading.local()
+
+
+def _compressor() -> zstandard.ZstdCompressor:
+    # Compressor objects are not thread-safe; hooks run on a thread pool.
+    c = getattr(_local, "compressor", None)
+    if c is None:
+        # No checksum, content size on: byte-identical to upstream's zstdCompressSync frames.
+        c = _local.compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False, write_content_size=True)
+    return c
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    d = getattr(_local, "decompressor", None)
+    if d is None:
+        d = _local.decompressor = zstandard.ZstdDecompressor()
+    return d
+
+
+def encode_data(serialized: bytes) -> str | bytes:
+    """Bind value for ``data``: ``str`` (TEXT) or ``bytes`` (BLOB). Never bind JSON as bytes."""
+    if len(serialized) >= ZSTD_DATA_THRESHOLD_BYTES:
+        frame = _compressor().compress(serialized)
+        if len(frame) < len(serialized):
+            return frame
+    return serialized.decode("utf-8")
+
+
+def _decode_frame(blob: bytes, limit: int | None, produced: int) -> tuple[bytes, bytes]:
+    """One zstd frame at the start of ``blob`` -> (plaintext, unused remainder)."""
+    dobj = _decompressor().decompressobj()
+    try:
+        if limit is None:
+            out = dobj.decompress(blob)
+        else:
+            size = zstandard.frame_content_size(blob)
+            if size >= 0:
+                # A declared size is enforced by libzstd (a lying header fails), so one call is bounded.
+                if produced + size > limit:
+                    raise RowDecodeError(f"zstd output exceeds {limit} bytes (Buffer larger than allowed)")
+                out = dobj.decompress(blob)
+            else:
+                parts: list[bytes] = []
+                total = produced
+                pos = 0
+                while pos < len(blob) and not dobj.eof:
+                    piece = dobj.decompress(blob[pos : pos + _UNSIZED_FEED])
+                    pos += _UNSIZED_FEED
+                    total += len(piece)
+                    if total > limit:
+                        raise RowDecodeError(f"zstd output exceeds {limit} bytes (Buffer larger than allowed)")
+                    parts.append(piece)
+                out = b"".join(parts)
+                if dobj.eof:
+                    return out, dobj.unused_data + blob[pos:]
+    except zstandard.ZstdError as err:
+        raise RowDecodeError(f"invalid zstd data: {err}") from None
+    if not dobj.eof:
+        raise RowDecodeError("invalid zstd data: incomplete frame")
+    return out, dobj.unused_data
+
+
+def zstd_plaintext(blob: bytes, limit: int | None) -> bytes:
+    """Decompress like Node's zstdDecompressSync (multi-frame), optionally bounding the output."""
+    if len(blob) < 4 or not _is_frame_start(blob):
+        raise RowDecodeError("invalid zstd data: unknown frame descriptor")
+    parts: list[bytes] = []
+    produced = 0
+    rest = blob
+    while len(rest) >= 4:
+        magic = int.from_bytes(rest[:4], "little")
+        if magic & _SKIPPABLE_MASK == _SKIPPABLE_MAGIC:
+            if len(rest) < 8:
+                raise RowDecodeError("invalid zstd data: truncated skippable frame")
+            end = 8 + int.from_bytes(rest[4:8], "little")
+            if end > len(rest):
+                raise RowDecodeError("invalid zstd data: truncated skippable frame")
+            rest = rest[end:]
+            continue
+        if rest[:4] != ZSTD_MAGIC:
+            break  # Node stops silently at trailing bytes that are not a frame.
+        out, rest = _decode_frame(rest, limit, produced)
+        produced += len(out)
+        parts.append(out)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _is_frame_start(blob: bytes) -> bool:
+    if blob[:4] == ZSTD_MAGIC:
+        return True
+    return int.from_bytes(blob[:4], "little") & _SKIPPABLE_MASK == _SKIPPABLE_MAGIC
+
+
+def parse_json_text(text: str) -> Any:
+    """``JSON.parse`` of a TEXT cell (orjson fast path; big integers rounded like JS doubles)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            return js_loads(text)
+        except (JsonTextError, RecursionError) as err:
+            raise RowDecodeError(f"invalid JSON: {err}") from None
+    if _BIG_DIGITS.search(text) is not None:
+        return js_loads(text)
+    return value
+
+
+def blob_text(blob: bytes, limit: int | None) -> str:
+    """Decompressed BLOB -> text: strict UTF-8, one leading BOM dropped (TextDecoder does that)."""
+    raw = zstd_plaintext(blob, limit)
+    if raw.startswith(_BOM):
+        raw = raw[3:]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise RowDecodeError(f"invalid UTF-8 in zstd data: {err}") from None
+
+
+def decode_scalar_data(value: str | bytes) -> Any:
+    """Scalar ``data``: no decompressed size bound (verified upstream behaviour)."""
+    if type(value) is str:
+        return parse_json_text(value)
+    return parse_json_text(blob_text(value, None))
+
+
+def packed_data_text(value: str | bytes, tag: str) -> str:
+    """Packed ``data`` as text, enforcing the 1 MiB bound before any JSON parsing (§6.7 step 1)."""
+    if type(value) is str:
+        # Each code point is at most 4 UTF-8 bytes, so short strings skip the encode.
+        if len(value) * 4 > MAX_PACKED_DATA_BYTES and len(value.encode("utf-8", "surrogatepass")) > MAX_PACKED_DATA_BYTES:
+            raise RowDecodeError(f"malformed {tag} storage row: data exceeds {MAX_PACKED_DATA_BYTES} UTF-8 bytes")
+        return value
+    try:
+        return blob_text(value, MAX_PACKED_DATA_BYTES)
+    except RowDecodeError as err:
+        raise RowDecodeError(f"malformed {tag} storage row: {err}") from None

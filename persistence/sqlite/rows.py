@@ -1,0 +1,234 @@
+"""Read side of the event codec: row validation, row decoding and ``scanRows`` (spec §6.2-6.7, §7.4).
+
+Two failure families, kept apart on purpose:
+* column-type errors (``stored <col> must ...``, out-of-range integers) reject the whole
+  read, like node:sqlite does while fetching;
+* decode failures (``RowDecodeError``) become a torn tail or, before the last decodable
+  ``turn/end``, the "corrupt session log" error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from persistence.errors import SessionStorageCorruptError
+from persistence.model.jsontext import MAX_SAFE_INTEGER
+from persistence.sqlite.constants import (
+    MAX_PACKED_ROW_MEMBERS,
+    MIN_PACKED_ROW_MEMBERS,
+    PACKED_TAG_SET,
+    REASONING_TAG,
+    TOOL_TAG,
+)
+from persistence.sqlite.datacodec import decode_scalar_data, packed_data_text, parse_json_text
+from persistence.sqlite.errors import RowDecodeError, range_error
+from persistence.sqlite.varint import decode_seqs
+
+EVENT_COLUMNS = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
+# A fetched row: (seq, type, time, data, source_event_seqs, surface_op, ignorable).
+Row = tuple[Any, ...]
+
+_TEXT_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
+_TOOL_KEYS = frozenset({"turn", "step", "index", "dt", "id", "args"})
+_TOOL_KEYS_NAMED = frozenset({"turn", "step", "index", "dt", "id", "name", "args"})
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    preserved: list[dict[str, Any]]
+    torn_from: int | None  # physical seq of the first torn row, None when the tail is clean
+
+
+def check_int_range(row: Sequence[Any]) -> None:
+    for value in row:
+        if type(value) is int and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise range_error(value)
+
+
+def _column_error(row: Row) -> str | None:
+    seq, etype, time, data, ses, sop, ign = row
+    if type(seq) is not int:
+        return "stored seq must be a safe integer"
+    if seq < 0:
+        return "stored seq must be non-negative"
+    if type(etype) is not str:
+        return "stored type must be a string"
+    if not etype:
+        return "stored type must not be empty"
+    if type(time) is not int:
+        return "stored time must be a safe integer"
+    if type(data) is not str and type(data) is not bytes:
+        return "stored data must be a string or blob"
+    if ses is not None and type(ses) is not bytes:
+        return "stored source_event_seqs must be a blob or null"
+    if sop is not None and type(sop) is not str:
+        return "stored surface_op must be a string or null"
+    if ign is not None and ign != 0 and ign != 1:
+        return "stored event ignorable must be 0, 1, or null"
+    if type(ign) is float:
+        return "stored event ignorable must be 0, 1, or null"
+    return None
+
+
+def validate_event_rows(rows: Sequence[Row]) -> None:
+    """Column checks for every fetched row; out-of-range integers win, as node:sqlite throws first."""
+    for i, row in enumerate(rows):
+        check_int_range(row)
+        problem = _column_error(row)
+        if problem is not None:
+            for later in rows[i + 1 :]:
+                check_int_range(later)
+            raise SessionStorageCorruptError(problem)
+
+
+def _bad(tag: str, why: str) -> RowDecodeError:
+    return RowDecodeError(f"malformed {tag} storage row: {why}")
+
+
+def _is_number(v: object) -> bool:
+    return type(v) is int or type(v) is float
+
+
+def _safe_int(v: object) -> int | None:
+    if type(v) is int:
+        return v if -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER else None  # type: ignore[operator]
+    if type(v) is float and v.is_integer() and abs(v) <= MAX_SAFE_INTEGER:
+        return int(v)
+    return None
+
+
+def expand_packed(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> list[dict[str, Any]]:
+    """Validate a packed row (§6.2, §6.7 in order) and expand it into its member events (§6.6)."""
+    if tag not in PACKED_TAG_SET:
+        raise _bad(tag, "packed discriminator requires a chunk tag")
+    if ses is not None or sop is not None:
+        raise _bad(tag, "packed surface fields must be null")
+    text = packed_data_text(data, tag)
+    try:
+        obj = parse_json_text(text)
+    except RowDecodeError as err:
+        raise _bad(tag, str(err)) from None
+    if not isinstance(obj, (dict, list)):
+        raise _bad(tag, "data must be an object")
+    keys = obj.keys() if isinstance(obj, dict) else frozenset()
+    is_tool = tag == TOOL_TAG
+    if is_tool:
+        if keys != _TOOL_KEYS and keys != _TOOL_KEYS_NAMED:
+            raise _bad(tag, "invalid tool-call data fields")
+        if type(obj["id"]) is not str or ("name" in obj and type(obj["name"]) is not str):
+            raise _bad(tag, "id and optional name must be strings")
+    elif keys != _TEXT_KEYS:
+        raise _bad(tag, "invalid text data fields")
+    assert isinstance(obj, dict)
+    turn, step, index = obj["turn"], obj["step"], obj["index"]
+    if not (_is_number(turn) and _is_number(step) and _is_number(index)):
+        raise _bad(tag, "turn/step/index must be numbers")
+    field = "args" if is_tool else "texts"
+    payload = obj[field]
+    if (
+        type(payload) is not list
+        or not MIN_PACKED_ROW_MEMBERS <= len(payload) <= MAX_PACKED_ROW_MEMBERS
+        or any(type(p) is not str for p in payload)
+    ):
+        raise _bad(tag, f"{field} must contain {MIN_PACKED_ROW_MEMBERS}..{MAX_PACKED_ROW_MEMBERS} strings")
+    dt_raw = obj["dt"]
+    if type(dt_raw) is not list:
+        raise _bad(tag, "dt must be an array of safe integers")
+    dt = [_safe_int(d) for d in dt_raw]
+    if any(d is None for d in dt):
+        raise _bad(tag, "dt must be an array of safe integers")
+    n = len(payload)
+    if len(dt) != n - 1:
+        raise _bad(tag, "dt length must match the member count")
+    if seq + n - 1 > MAX_SAFE_INTEGER:
+        raise _bad(tag, "member seqs exceed safe integers")
+    times = [time]
+    t = time
+    for d in dt:
+        t += d  # type: ignore[operator]
+        if not -MAX_SAFE_INTEGER <= t <= MAX_SAFE_INTEGER:
+            raise _bad(tag, "member times exceed safe integers")
+        times.append(t)
+    out: list[dict[str, Any]] = []
+    if is_tool:
+        cid = obj["id"]
+        if "name" in obj:
+            name = obj["name"]
+            for k in range(n):
+                out.append({"type": "assistant/chunk", "seq": seq + k, "time": times[k], "data": {
+                    "turn": turn, "step": step, "chunk": {
+                        "type": "tool-call-delta", "index": index, "id": cid, "name": name, "argumentsDelta": payload[k]}}})
+        else:
+            for k in range(n):
+                out.append({"type": "assistant/chunk", "seq": seq + k, "time": times[k], "data": {
+                    "turn": turn, "step": step, "chunk": {
+                        "type": "tool-call-delta", "index": index, "id": cid, "argumentsDelta": payload[k]}}})
+    else:
+        kind = "reasoning-delta" if tag == REASONING_TAG else "text-delta"
+        for k in range(n):
+            out.append({"type": "assistant/chunk", "seq": seq + k, "time": times[k], "data": {
+                "turn": turn, "step": step, "chunk": {"type": kind, "index": index, "text": payload[k]}}})
+    return out
+
+
+def decode_scalar(row: Row) -> dict[str, Any]:
+    seq, etype, time, data, ses, sop, ign = row
+    event = {"type": etype, "seq": seq, "time": time, "data": decode_scalar_data(data)}
+    # Fixed read order (spec §6.3): sourceEventSeqs, surfaceOp, ignorable.
+    if ses is not None:
+        event["sourceEventSeqs"] = decode_seqs(ses)
+    if sop is not None:
+        event["surfaceOp"] = parse_json_text(sop)
+    if ign == 1:
+        event["ignorable"] = True
+    return event
+
+
+def decode_row(row: Row) -> list[dict[str, Any]]:
+    if row[6] == 0:
+        return expand_packed(row[1], row[0], row[2], row[3], row[4], row[5])
+    return [decode_scalar(row)]
+
+
+def _turn_end_from(rows: Sequence[Row], start: int) -> bool:
+    """Reverse pass of scanRows, lazily: does a decodable logical turn/end exist at index >= start?"""
+    for j in range(len(rows) - 1, start - 1, -1):
+        row = rows[j]
+        if row[1] == "turn/end" and row[6] != 0:
+            try:
+                decode_scalar(row)
+            except RowDecodeError:
+                continue
+            return True
+    return False
+
+
+def corrupt_row(seq: int) -> SessionStorageCorruptError:
+    return SessionStorageCorruptError(f"corrupt session log: invalid committed physical row at seq {seq}")
+
+
+def scan_rows(rows: Sequence[Row], base: int) -> ScanResult:
+    """Rows ordered by seq -> the contiguous logical prefix from ``base`` plus the torn point (§7.4)."""
+    preserved: list[dict[str, Any]] = []
+    expected = base
+    for i, row in enumerate(rows):
+        try:
+            if row[6] == 0:
+                members = expand_packed(row[1], row[0], row[2], row[3], row[4], row[5])
+            else:
+                members = [decode_scalar(row)]
+        except RowDecodeError:
+            if _turn_end_from(rows, i + 1):
+                raise corrupt_row(row[0]) from None
+            return ScanResult(preserved, row[0])
+        if row[0] != expected:
+            # A packed row's members are contiguous by construction, so only its start can break the chain.
+            contains_end = row[6] != 0 and row[1] == "turn/end"
+            if contains_end or _turn_end_from(rows, i + 1):
+                raise corrupt_row(row[0])
+            return ScanResult(preserved, row[0])
+        preserved.extend(members)
+        expected += len(members)
+    return ScanResult(preserved, None)
