@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--root", help="session root for the window (default $DSH_HOME/sessions or ~/.dsh/sessions)")
     parser.add_argument("--demo", action="store_true", help="open the window on the demo root (built once)")
+    parser.add_argument("--session", metavar="ID", help="open this session directly")
+    parser.add_argument("--screenshot", metavar="FILE", help="save a PNG of the loaded window and exit")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
 
     def verb(name: str, help_text: str, *, needs_id: bool = True) -> argparse.ArgumentParser:
@@ -55,6 +57,17 @@ def build_parser() -> argparse.ArgumentParser:
     verb("raw", "print the raw JSONL artifact verbatim")
     verb("locate", "where the session's artifact lives")
     verb("load", "load a session, committing crash repair if it needs one")
+    rp = verb("repair", "close an interrupted turn / cut a torn tail, after a backup (preview with --dry-run)")
+    rp.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
+    rp.add_argument("--force", action="store_true", help="skip the liveness guard (artifact changed recently)")
+    fk = verb("fork", "create a new session seeded with the log through a completed turn")
+    fk.add_argument("--after-turn", type=int, required=True, metavar="N")
+    fk.add_argument("--id", dest="new_id", metavar="NEW", help="id of the new session (default: a new uuid4)")
+    rs = verb("resume", "commit pending repair, then run the harness resume command in a terminal")
+    rs.add_argument("--print", dest="print_only", action="store_true", help="print the command instead of running it")
+    rs.add_argument("--force", action="store_true", help="commit a pending repair without the liveness guard")
+    rs.add_argument("--template", default=None, help="command template ({id}, {cwd}, {root})")
+    verb("verify", "check every session like fsck; exit 0 only when all are ok", needs_id=False)
     return parser
 
 
@@ -119,11 +132,79 @@ async def run_verb(args: argparse.Namespace) -> tuple[Any, str]:
             loc = store.locate(meta)
             result = None if loc is None else loc.to_json()
             text = "(not locatable)" if loc is None else f"{loc.kind}\t{loc.path}"
-        else:  # pragma: no cover - argparse restricts verbs
-            raise SystemExit(2)
+        else:
+            result, text = await run_action(store, args)
+            if args.verb == "verify" and not result["ok"]:
+                raise VerifyFailed(result, text)
     finally:
         await store.close()
     return result, text
+
+
+class VerifyFailed(Exception):
+    """verify found a session that is not ok (exit 1, but the report is printed normally)."""
+
+    def __init__(self, result: Any, text: str) -> None:
+        super().__init__("not every session is ok")
+        self.result = result
+        self.text = text
+
+
+async def run_action(store: CoordinatedPersistence, args: argparse.Namespace) -> tuple[Any, str]:
+    from app.actions import fork, repair, resume, verify
+
+    if args.verb == "repair":
+        res = await repair.repair_session(store, args.id, force=args.force, dry_run=args.dry_run)
+        p = res.preview
+        lines = [f"session {p.session_id}: {p.status} ({p.reason})"]
+        if p.cut_bytes:
+            lines.append(f"  cut {p.cut_bytes} byte(s) from offset {p.cut_from}; {p.recovered_count} record(s) re-appended")
+        for c in p.closers:
+            lines.append(f"  append synthetic {c['type']} seq {c['seq']}")
+        lines.extend("  " + n for n in res.notes)
+        if res.backup:
+            lines.append(f"  backup: {res.backup}")
+            lines.append(f"  repaired: status now {res.status_after}, {res.events_after} events")
+        return res.to_json(), "\n".join(lines)
+    if args.verb == "fork":
+        out = await fork.fork_after_turn(store, args.id, args.after_turn, args.new_id)
+        return out, f"forked {args.id} after turn {out['afterTurn']} -> {out['id']} ({out['events']} events)"
+    if args.verb == "resume":
+        prev = await repair.preview_repair(store, args.id)
+        if prev.status in ("corrupt", "unsupported", "missing"):
+            raise repair.RepairRefused(f'cannot resume "{args.id}": {prev.reason}')
+        backup = None
+        if prev.repairable:
+            if not args.force:
+                raise repair.RepairRefused(
+                    f'session "{args.id}" needs repair first ({prev.reason}); run `sessionscope repair` to preview it, '
+                    "or pass --force to repair (with a backup) and resume"
+                )
+            res = await repair.repair_session(store, args.id, force=True)
+            backup = res.backup
+        with await store.prepare(args.id) as prep:
+            cwd = prep.meta.cwd
+        root = getattr(store.backend, "root", None) or getattr(store.backend, "path", "")
+        cmd = resume.build_command(args.template or resume.DEFAULT_TEMPLATE, session_id=args.id, cwd=cwd, root=str(root))
+        out = {"id": args.id, "command": cmd.argv, "cwd": cmd.cwd, "backup": backup, "launched": False}
+        if args.print_only:
+            return out, cmd.text
+        resume.launch(cmd)
+        out["launched"] = True
+        return out, f"started in a terminal: {cmd.text}"
+    if args.verb == "verify":
+        rows, root_error = await verify.verify_root(store)
+        ok = root_error is None and all(r.verdict == "ok" for r in rows)
+        result = {"ok": ok, "rootError": root_error, "sessions": [r.to_json() for r in rows]}
+        lines = [f"{r.verdict:<12} {r.session_id}  {r.reason}" for r in rows]
+        if root_error:
+            lines.insert(0, f"root error: {root_error}")
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r.verdict] = counts.get(r.verdict, 0) + 1
+        lines.append(", ".join(f"{v}: {n}" for v, n in sorted(counts.items())) or "no sessions")
+        return result, "\n".join(lines)
+    raise SystemExit(2)
 
 
 def _error_json(err: BaseException) -> str:
@@ -136,7 +217,7 @@ def launch_gui(args: argparse.Namespace) -> int:
     except ImportError:
         build_parser().print_help()
         return 0
-    return int(run_app(root=args.root, demo=args.demo))
+    return int(run_app(root=args.root, demo=args.demo, session=args.session, screenshot=args.screenshot))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -149,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(extra[args.verb](args))
     try:
         result, text = asyncio.run(run_verb(args))
+    except VerifyFailed as failed:
+        sys.stdout.write((_dump(failed.result) if args.json else failed.text) + "\n")
+        return 1
     except Exception as err:  # every failure becomes a typed message, never a traceback
         if args.json:
             print(_error_json(err))
