@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import zstandard
 
 from persistence.errors import SessionStorageCorruptError
@@ -74,10 +76,21 @@ def scan_frames(buf: bytes | memoryview, max_frames: int | None = None) -> tuple
     return frames, None
 
 
+_local = threading.local()
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    # Creating a decompressor context costs more than decoding a header frame; one per thread.
+    d = getattr(_local, "d", None)
+    if d is None:
+        d = _local.d = zstandard.ZstdDecompressor()
+    return d
+
+
 def decode_frame(buf: bytes | memoryview, start: int, end: int, *, header: bool = False) -> bytes:
     """Plaintext of one complete frame; any decoder failure is corruption."""
     try:
-        d = zstandard.ZstdDecompressor().decompressobj()
+        d = _decompressor().decompressobj()
         out = d.decompress(bytes(buf[start:end]))
         if not d.eof or d.unused_data:
             raise zstandard.ZstdError("frame did not end where the scan said")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from persistence.errors import SessionFormatUnsupportedError, SessionStorageCorruptError, version_refusal_message
@@ -63,7 +64,7 @@ def parse_header_record(record: bytes, raw_path: str) -> dict[str, Any]:
     if not record or record[-1:] != b"\n" or b"\n" in record[:-1]:
         raise HeaderLessError("empty or header-less session log")
     try:
-        value = js_loads_keep_negative_zero(record[:-1])
+        value = _parse_header_value(record[:-1])
     except JsonTextError:
         raise SessionStorageCorruptError("corrupt session log: header line is not valid JSON") from None
     if isinstance(value, dict):
@@ -80,10 +81,20 @@ def parse_header_record(record: bytes, raw_path: str) -> dict[str, Any]:
     return _build_meta(value)
 
 
+_MAYBE_NEGATIVE_ZERO = re.compile(rb"[:,\[]\s*-0(?:[.eE,\]}\s]|$)")
+
+
+def _parse_header_value(line: bytes) -> Any:
+    # Only a number token starting "-0" can be a negative zero; everything else takes the fast parser.
+    if _MAYBE_NEGATIVE_ZERO.search(line):
+        return js_loads_keep_negative_zero(line)
+    return js_loads(line)
+
+
 def parse_header_meta(line: bytes) -> dict[str, Any] | None:
     """Lightweight parse for listing and raw reads: None for anything that is not a header."""
     try:
-        value = js_loads_keep_negative_zero(line)
+        value = _parse_header_value(line)
     except JsonTextError:
         return None
     if not is_header_line(value):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 from persistence.errors import SessionPersistenceError
 
@@ -23,6 +24,7 @@ def _code_units(raw: str) -> list[int]:
     return [b[i] | (b[i + 1] << 8) for i in range(0, len(b), 2)]
 
 
+@lru_cache(maxsize=65536)
 def encode_segment(raw: str) -> str:
     """Session-id directory name: injective over all JS strings."""
     if raw == "":
@@ -40,6 +42,7 @@ def encode_segment(raw: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=4096)
 def project_key(cwd: str) -> str:
     """Readable, lossy, bounded project directory name for a cwd."""
     if cwd == "":

@@ -40,6 +40,11 @@ def revision_of(st: os.stat_result) -> str:
 def exists(path: str) -> bool:
     """Open-probe: ENOENT is absence, every other failure propagates (absence is never assumed)."""
     try:
+        # A stat answers the common "absent" case cheaply; anything present is then really opened.
+        os.stat(path)
+    except FileNotFoundError:
+        return False
+    try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return False
@@ -177,6 +182,10 @@ class JsonlStorage(StorageBackend):
                 f'corrupt session log "{path}": requested id "{expected_id}" does not match header id "{meta.get("id")}"'
             )
         try:
+            if "cwd" in meta and meta["cwd"] is None:
+                # A stored ``"cwd": null`` is not "no cwd" (that key is omitted): upstream's projectKey(null)
+                # throws, so such a header cannot name a storage path (jsonl-backend §4.6, verified upstream).
+                raise PathEncodingError("session header cwd must be a string to name a storage path")
             expected = self.log_path(meta)
         except PathEncodingError as err:
             raise SessionStorageCorruptError(f'corrupt session log "{path}": header id cannot name a storage path') from err
@@ -255,9 +264,10 @@ class JsonlStorage(StorageBackend):
 
     def _read_first_line(self, path: str) -> bytes | None:
         acc = b""
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY)
+        try:
             while True:
-                chunk = f.read(HEADER_CHUNK)
+                chunk = os.read(fd, HEADER_CHUNK)
                 if not chunk:
                     return None
                 acc += chunk
@@ -272,6 +282,8 @@ class JsonlStorage(StorageBackend):
                     if not plain or plain[-1:] != b"\n" or b"\n" in plain[:-1]:
                         raise frames.corrupt("first frame is not exactly one header line")
                     return plain[:-1]
+        finally:
+            os.close(fd)
 
     def _list_artifacts(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
         token.check()
