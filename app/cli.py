@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp = verb("repair", "close an interrupted turn / cut a torn tail, after a backup (preview with --dry-run)")
     rp.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
     rp.add_argument("--force", action="store_true", help="skip the liveness guard (artifact changed recently)")
+    rp.add_argument("--quiet-seconds", type=float, default=10.0, metavar="S",
+                    help="refuse when the artifact changed less than S seconds ago (default 10)")
     fk = verb("fork", "create a new session seeded with the log through a completed turn")
     fk.add_argument("--after-turn", type=int, required=True, metavar="N")
     fk.add_argument("--id", dest="new_id", metavar="NEW", help="id of the new session (default: a new uuid4)")
@@ -154,11 +156,15 @@ async def run_action(store: CoordinatedPersistence, args: argparse.Namespace) ->
     from app.actions import fork, repair, resume, verify
 
     if args.verb == "repair":
-        res = await repair.repair_session(store, args.id, force=args.force, dry_run=args.dry_run)
+        res = await repair.repair_session(store, args.id, force=args.force, dry_run=args.dry_run,
+                                          quiet_seconds=args.quiet_seconds)
         p = res.preview
         lines = [f"session {p.session_id}: {p.status} ({p.reason})"]
         if p.cut_bytes:
             lines.append(f"  cut {p.cut_bytes} byte(s) from offset {p.cut_from}; {p.recovered_count} record(s) re-appended")
+        if p.cut_rows:
+            lines.append(f"  delete {p.cut_rows} damaged row(s) from seq {p.cut_from}; "
+                         f"{p.recovered_count} record(s) re-appended")
         for c in p.closers:
             lines.append(f"  append synthetic {c['type']} seq {c['seq']}")
         lines.extend("  " + n for n in res.notes)
@@ -173,6 +179,13 @@ async def run_action(store: CoordinatedPersistence, args: argparse.Namespace) ->
         prev = await repair.preview_repair(store, args.id)
         if prev.status in ("corrupt", "unsupported", "missing"):
             raise repair.RepairRefused(f'cannot resume "{args.id}": {prev.reason}')
+        prev_cwd = (await store.inspect(args.id)).meta.cwd
+        # Resolve the command (and that a harness and terminal exist) before anything is written.
+        root = getattr(store.backend, "root", None) or getattr(store.backend, "path", "")
+        cmd = resume.build_command(args.template or resume.DEFAULT_TEMPLATE, session_id=args.id, cwd=prev_cwd,
+                                   root=str(root))
+        if not args.print_only:
+            resume.terminal_argv(cmd)
         backup = None
         if prev.repairable:
             if not args.force:
@@ -182,10 +195,9 @@ async def run_action(store: CoordinatedPersistence, args: argparse.Namespace) ->
                 )
             res = await repair.repair_session(store, args.id, force=True)
             backup = res.backup
-        with await store.prepare(args.id) as prep:
-            cwd = prep.meta.cwd
-        root = getattr(store.backend, "root", None) or getattr(store.backend, "path", "")
-        cmd = resume.build_command(args.template or resume.DEFAULT_TEMPLATE, session_id=args.id, cwd=cwd, root=str(root))
+        # prepare() commits nothing further here (repair already ran) and checks the log is resumable.
+        with await store.prepare(args.id):
+            pass
         out = {"id": args.id, "command": cmd.argv, "cwd": cmd.cwd, "backup": backup, "launched": False}
         if args.print_only:
             return out, cmd.text

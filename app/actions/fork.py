@@ -21,9 +21,18 @@ def completed_turn_boundaries(events: list[dict[str, Any]]) -> dict[int, int]:
 
 async def fork_after_turn(store: CoordinatedPersistence, session_id: str, turn: int | None,
                           new_id: str | None = None) -> dict[str, Any]:
-    """Fork after turn ``turn`` (None: the last completed turn). The parent's log is never written."""
+    """Fork after turn ``turn`` (None: the last completed turn). The parent's log is never written.
+
+    Only a ``turn/end`` the parent really stored counts: the synthetic closers ``inspect`` adds to an
+    interrupted (or still running) turn are not a completed turn, and a seed must be a prefix of the
+    parent's own log.
+    """
+    diagnosis = await store.diagnose(session_id)
     inspection = await store.inspect(session_id)
-    boundaries = completed_turn_boundaries(inspection.events.records())
+    records = inspection.events.records()
+    if diagnosis.closers:
+        records = records[: len(records) - len(diagnosis.closers)]
+    boundaries = completed_turn_boundaries(records)
     if not boundaries:
         raise SessionPersistenceError(f'session "{session_id}" has no completed turn to fork after')
     if turn is None:

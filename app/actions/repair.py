@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.actions.artifacts import ArtifactRef, artifact_of, last_modified_age_s
+from app.actions.artifacts import ArtifactRef, artifact_of, last_modified_age_s, read_only_view, sqlite_uri
 from persistence import CoordinatedPersistence, SessionPersistenceError
 
 DEFAULT_QUIET_SECONDS = 10.0
@@ -30,6 +29,7 @@ class RepairPreview:
     recovered_count: int
     closers: tuple[dict[str, Any], ...]
     revision: str | None
+    cut_rows: int | None = None  # how many event rows a SQLite repair deletes
 
     @property
     def repairable(self) -> bool:
@@ -41,8 +41,9 @@ class RepairPreview:
             "status": self.status,
             "reason": self.reason,
             "artifact": None if self.artifact is None else {"kind": self.artifact.kind, "path": self.artifact.path},
-            "cutFrom": self.cut_from,
+            "cutFrom": _json_marker(self.cut_from),
             "cutBytes": self.cut_bytes,
+            "cutRows": self.cut_rows,
             "recoveredCount": self.recovered_count,
             "closers": list(self.closers),
         }
@@ -53,7 +54,7 @@ class RepairResult:
     preview: RepairPreview
     backup: str | None
     status_after: str
-    events_after: int
+    events_after: int | None  # None when nothing was written (dry run, nothing to repair)
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -61,31 +62,76 @@ class RepairResult:
                 "eventsAfter": self.events_after}
 
 
+def _json_marker(value: Any) -> Any:
+    """``cutFrom`` as JSON: an offset stays a number; an opaque backend marker becomes its text."""
+    if value is None or isinstance(value, (int, float, str)):
+        return value
+    return str(value)
+
+
 async def preview_repair(store: CoordinatedPersistence, session_id: str) -> RepairPreview:
-    """What a repair would do, computed with ``diagnose`` (the same pipeline as ``inspect``): writes nothing."""
-    diag = await store.diagnose(session_id)
-    ref = artifact_of(store, session_id) if diag.status != "missing" else None
+    """What a repair would do, computed with ``diagnose`` (the same pipeline as ``inspect``): writes nothing.
+
+    A SQLite store is read through a read-only twin (see ``read_only_view``), so not even a WAL
+    checkpoint happens before the liveness guard and the backup.
+    """
+    async with read_only_view(store) as view:
+        diag = await view.diagnose(session_id)
+    ref = None
+    if diag.status != "missing":
+        try:
+            ref = artifact_of(store, session_id)
+        except (SessionPersistenceError, OSError):
+            # A foreign layout makes the lookup itself fail; diagnose already classified the session.
+            if diag.status in ("open-turn", "torn-tail"):
+                raise
     cut_bytes = None
     if ref is not None and ref.kind == "jsonl" and isinstance(diag.torn_offset, int):
         cut_bytes = os.stat(ref.path).st_size - diag.torn_offset
+    cut_rows = None
+    if ref is not None and ref.kind == "sqlite" and isinstance(diag.torn_offset, int):
+        cut_rows = _sqlite_rows_from(ref.path, session_id, diag.torn_offset)
     return RepairPreview(session_id, diag.status, diag.reason, ref, diag.torn_offset, cut_bytes,
-                         diag.recovered_count, diag.closers, diag.revision)
+                         diag.recovered_count, diag.closers, diag.revision, cut_rows)
+
+
+def _sqlite_rows_from(path: str, session_id: str, seq: int) -> int | None:
+    """Event rows a SQLite repair deletes (its torn marker is the first bad seq), read on a read-only connection."""
+    try:
+        con = sqlite3.connect(sqlite_uri(path, "ro"), uri=True, timeout=1.0)
+        try:
+            row = con.execute("SELECT count(*) FROM events WHERE session_id = ? AND seq >= ?", (session_id, seq)).fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    return int(row[0])
 
 
 def check_liveness(ref: ArtifactRef, *, quiet_seconds: float = DEFAULT_QUIET_SECONDS, now: float | None = None) -> str | None:
-    """Why the artifact looks like it is still being written, or None when it is quiet."""
+    """Why the artifact looks like it is still being written, or None when it is quiet.
+
+    Writes nothing: the SQLite probe (``BEGIN IMMEDIATE`` then ``ROLLBACK``) runs while a read-only
+    connection holds the file open, so closing the probe cannot checkpoint a leftover ``-wal`` into the
+    database before the backup is taken.
+    """
     age = last_modified_age_s(ref, time.time() if now is None else now)
     if age < quiet_seconds:
         return (f"the artifact changed {age:.1f} s ago (less than {quiet_seconds:g} s): an agent may still be "
                 "writing it; wait, or confirm/--force to repair anyway")
     if ref.kind == "sqlite":
         try:
-            con = sqlite3.connect(ref.path, timeout=0)
+            pin = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True, timeout=0, isolation_level=None)
             try:
-                con.execute("BEGIN IMMEDIATE")
-                con.execute("ROLLBACK")
+                pin.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                probe = sqlite3.connect(sqlite_uri(ref.path, "rw"), uri=True, timeout=0, isolation_level=None)
+                try:
+                    probe.execute("BEGIN IMMEDIATE")
+                    probe.execute("ROLLBACK")
+                finally:
+                    probe.close()
             finally:
-                con.close()
+                pin.close()
         except sqlite3.OperationalError as err:
             return f"the database is busy ({err}): another process holds a write transaction"
     return None
@@ -104,28 +150,57 @@ def _fsync_file(path: str) -> None:
         os.close(dfd)
 
 
-def backup_artifact(ref: ArtifactRef, *, now: float | None = None) -> str:
-    """Copy the artifact aside (fsynced) before any write; returns the backup path."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
-    target = f"{ref.path}.bak-{stamp}"
+def _claim_backup_name(path: str, stamp: str) -> tuple[str, int]:
+    """Create ``<path>.bak-<stamp>`` (or ``-2``, ``-3``...) exclusively, private from the start: (name, fd)."""
     n = 1
-    while os.path.exists(target):
-        n += 1
-        target = f"{ref.path}.bak-{stamp}-{n}"
-    if ref.kind == "sqlite":
-        src = sqlite3.connect(f"file:{ref.path}?mode=ro", uri=True)
+    while True:
+        target = f"{path}.bak-{stamp}" if n == 1 else f"{path}.bak-{stamp}-{n}"
         try:
-            dst = sqlite3.connect(target)
+            return target, os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            n += 1
+
+
+def backup_artifact(ref: ArtifactRef, *, now: float | None = None) -> str:
+    """Copy the artifact aside (fsynced) before any write; returns the backup path.
+
+    The backup is created exclusively with mode 0600 (never replacing an earlier backup). JSONL: the
+    transcript's bytes (and times). SQLite: the online backup API reading through any ``-wal``.
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
+    target, fd = _claim_backup_name(ref.path, stamp)
+    try:
+        if ref.kind == "sqlite":
+            os.close(fd)
+            fd = -1
+            src = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True)
             try:
-                src.backup(dst)
+                dst = sqlite3.connect(target)  # the empty file claimed above is an empty database
+                try:
+                    src.backup(dst)
+                finally:
+                    dst.close()
             finally:
-                dst.close()
-        finally:
-            src.close()
-        os.chmod(target, 0o600)
-    else:
-        # Upstream ignores other files in the session folder, so the backup can live beside the transcript.
-        shutil.copy2(ref.path, target)
+                src.close()
+        else:
+            # Upstream ignores other files in the session folder, so the backup can live beside the transcript.
+            with open(ref.path, "rb") as f:
+                while chunk := f.read(1 << 20):
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fd, view):]
+            st = os.stat(ref.path)
+            os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        try:
+            os.unlink(target)
+        except OSError:
+            pass
+        raise
+    if fd >= 0:
+        os.close(fd)
     _fsync_file(target)
     return target
 
@@ -147,9 +222,10 @@ async def repair_session(
     if preview.status == "missing":
         raise RepairRefused(preview.reason)
     if not preview.repairable or dry_run:
-        return RepairResult(preview, None, preview.status, 0,
+        return RepairResult(preview, None, preview.status, None,
                             ["dry run: nothing was written"] if dry_run else ["nothing to repair"])
-    assert preview.artifact is not None
+    if preview.artifact is None:
+        raise RepairRefused(f'session "{session_id}" has no on-disk artifact to back up; nothing was changed')
     if not force:
         why = check_liveness(preview.artifact, quiet_seconds=quiet_seconds)
         if why is not None:

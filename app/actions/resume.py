@@ -28,12 +28,24 @@ class ResumeCommand:
 
 
 def build_command(template: str, *, session_id: str, cwd: str | None, root: str) -> ResumeCommand:
-    text = template.format(id=shlex.quote(session_id), cwd=shlex.quote(cwd or ""), root=shlex.quote(root))
-    argv = shlex.split(text)
+    """Fill ``{id}``, ``{cwd}``, ``{root}`` (shell-quoted, then split like a shell: write them unquoted)."""
+    try:
+        text = template.format(id=shlex.quote(session_id), cwd=shlex.quote(cwd or ""), root=shlex.quote(root))
+        argv = shlex.split(text)
+    except (KeyError, IndexError, ValueError) as err:
+        raise ResumeLaunchError(
+            f"the resume command template {template!r} is malformed ({type(err).__name__}: {err}); "
+            "it may use the placeholders {id}, {cwd} and {root}, and literal braces must be doubled"
+        ) from err
     if not argv:
         raise ResumeLaunchError("the resume command template is empty")
     workdir = cwd if cwd and os.path.isdir(cwd) else None
     return ResumeCommand(argv, workdir)
+
+
+def applescript_string(text: str) -> str:
+    """An AppleScript string literal: double quotes, with backslash and double quote escaped."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def terminal_argv(command: ResumeCommand, platform: str = sys.platform) -> list[str]:
@@ -45,7 +57,7 @@ def terminal_argv(command: ResumeCommand, platform: str = sys.platform) -> list[
         )
     if platform == "darwin":
         script = f"cd {shlex.quote(command.cwd or os.getcwd())} && {command.text}"
-        return ["osascript", "-e", f'tell application "Terminal" to do script {script!r}']
+        return ["osascript", "-e", f"tell application \"Terminal\" to do script {applescript_string(script)}"]
     if platform.startswith("win"):
         return ["cmd", "/c", "start", "", *command.argv]
     for term in _LINUX_TERMINALS:
