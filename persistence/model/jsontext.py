@@ -225,7 +225,59 @@ def _manual_default(v: Any) -> Any:
 
 def js_dumps(value: Any) -> bytes:
     """``JSON.stringify(value)`` as UTF-8 bytes (no trailing newline)."""
-    return orjson.dumps(_fixup(value), default=_manual_default)
+    try:
+        return orjson.dumps(_fixup(value), default=_manual_default)
+    except (orjson.JSONEncodeError, RecursionError):
+        # orjson refuses nesting deeper than 255 levels and ``_fixup`` recurses; lossless JSON has no
+        # depth limit (session-model §2.4: upstream accepts 5,000-deep arrays), so deep values take
+        # the slower iterative path.  It also raises the TypeError for unsupported values.
+        return _js_dumps_iterative(value).encode("utf-8")
+
+
+def _js_dumps_iterative(value: Any) -> str:
+    """Iterative ``JSON.stringify`` (same rules as the orjson path; any depth)."""
+    out: list[str] = []
+    # Work items: a value to print, or a literal string (a closing bracket or separator).
+    stack: list[tuple[bool, Any]] = [(False, value)]
+    while stack:
+        literal, v = stack.pop()
+        if literal:
+            out.append(v)
+            continue
+        while hasattr(v, "__json_value__"):
+            v = v.__json_value__()
+        t = type(v)
+        if v is None:
+            out.append("null")
+        elif v is True:
+            out.append("true")
+        elif v is False:
+            out.append("false")
+        elif t is str:
+            out.append(_escape_string(v))
+        elif t is int or t is float:
+            out.append(js_number(v))
+        elif t is dict:
+            keys = list(v.keys())
+            index_keys = sorted((k for k in keys if _is_array_index(k)), key=int)
+            if index_keys:
+                idx = set(index_keys)
+                keys = index_keys + [k for k in keys if k not in idx]
+            out.append("{")
+            stack.append((True, "}"))
+            for i in range(len(keys) - 1, -1, -1):
+                stack.append((False, v[keys[i]]))
+                stack.append((True, ("," if i else "") + _escape_string(keys[i]) + ":"))
+        elif t is list or t is tuple:
+            out.append("[")
+            stack.append((True, "]"))
+            for i in range(len(v) - 1, -1, -1):
+                stack.append((False, v[i]))
+                if i:
+                    stack.append((True, ","))
+        else:
+            raise TypeError(f"not JSON-serializable: {t.__name__}")
+    return "".join(out)
 
 
 def js_dumps_str(value: Any) -> str:
@@ -242,28 +294,155 @@ def _raise_constant(name: str) -> Any:
 def _json_fallback(text: str) -> Any:
     try:
         return json.loads(text, parse_constant=_raise_constant)
-    except (ValueError, RecursionError) as err:
+    except RecursionError:
+        # Valid but deeper than the recursive decoders allow (orjson: 1024, json: the recursion
+        # limit).  JSON.parse has no such limit, and treating the line as unparsable would make a
+        # committed event look like a torn tail, so parse it iteratively instead.
+        return _parse_iterative(text)
+    except ValueError as err:
         raise JsonTextError(str(err)) from None
+
+
+_TOKEN = re.compile(
+    r'[ \t\n\r]*(?:(?P<str>"(?:[^"\\\x00-\x1f]|\\.)*")'
+    r"|(?P<num>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+    r"|(?P<lit>true|false|null)|(?P<punct>[\[\]{},:]))"
+)
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
+
+
+def _parse_iterative(text: str) -> Any:
+    """Strict ``JSON.parse`` without recursion (fallback for very deep documents only)."""
+    pos = 0
+
+    def tok() -> tuple[str, Any]:
+        nonlocal pos
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise JsonTextError(f"invalid JSON at offset {pos}")
+        pos = m.end()
+        kind = m.lastgroup or ""
+        raw = m.group(kind)
+        if kind == "str":
+            try:
+                return kind, json.loads(raw)  # one flat string: escapes and lone surrogates as JSON.parse
+            except ValueError as err:
+                raise JsonTextError(str(err)) from None
+        if kind == "num":
+            return kind, float(raw) if any(c in raw for c in ".eE") else int(raw)
+        if kind == "lit":
+            return kind, _LITERALS[raw]
+        return raw, None
+
+    stack: list[list[Any]] = []  # open containers: [container, pending dict key]
+    root: Any = None
+
+    def attach(v: Any) -> None:
+        nonlocal root
+        if not stack:
+            root = v
+        elif type(stack[-1][0]) is list:
+            stack[-1][0].append(v)
+        else:
+            stack[-1][0][stack[-1][1]] = v  # duplicate keys: last value wins, first position kept
+
+    def read_key() -> None:
+        kind, key = tok()
+        if kind != "str":
+            raise JsonTextError(f"expected a string key at offset {pos}")
+        if tok()[0] != ":":
+            raise JsonTextError(f"expected ':' at offset {pos}")
+        stack[-1][1] = key
+
+    expect_value = True
+    while True:
+        if expect_value:
+            kind, value = tok()
+            if kind == "[":
+                new: Any = []
+                attach(new)
+                stack.append([new, None])
+                save = pos
+                if tok()[0] == "]":
+                    stack.pop()
+                    expect_value = False
+                else:
+                    pos = save
+                continue
+            if kind == "{":
+                new = {}
+                attach(new)
+                stack.append([new, None])
+                save = pos
+                if tok()[0] == "}":
+                    stack.pop()
+                    expect_value = False
+                else:
+                    pos = save
+                    read_key()
+                continue
+            if kind not in ("str", "num", "lit"):
+                raise JsonTextError(f"expected a value at offset {pos}")
+            attach(value)
+            expect_value = False
+            continue
+        if not stack:
+            if text[pos:].strip(" \t\n\r"):
+                raise JsonTextError(f"extra data at offset {pos}")
+            return root
+        kind, _ = tok()
+        is_list = type(stack[-1][0]) is list
+        if kind == ("]" if is_list else "}"):
+            stack.pop()
+        elif kind == ",":
+            if not is_list:
+                read_key()
+            expect_value = True
+        else:
+            raise JsonTextError(f"expected ',' or a closing bracket at offset {pos}")
 
 
 def _round_big_ints(v: Any) -> Any:
     """JS holds every number as a double: integers beyond 2**53 come back rounded."""
+    try:
+        return _round_big_ints_recursive(v)
+    except RecursionError:
+        return _round_big_ints_iterative(v)  # very deep documents (in place, so retrying is safe)
+
+
+def _round_big_ints_recursive(v: Any) -> Any:
     t = type(v)
     if t is int:
         return float(v) if not (-(2**53) <= v <= 2**53) else v
     if t is dict:
         for k, item in v.items():
-            fixed = _round_big_ints(item)
+            fixed = _round_big_ints_recursive(item)
             if fixed is not item:
                 v[k] = fixed
         return v
     if t is list:
         for i, item in enumerate(v):
-            fixed = _round_big_ints(item)
+            fixed = _round_big_ints_recursive(item)
             if fixed is not item:
                 v[i] = fixed
         return v
     return v
+
+
+def _round_big_ints_iterative(root: Any) -> Any:
+    if type(root) is int:
+        return _round_big_ints_recursive(root)
+    stack = [root]
+    while stack:
+        v = stack.pop()
+        pairs = v.items() if type(v) is dict else enumerate(v)
+        for k, item in list(pairs):
+            t = type(item)
+            if t is int and not (-(2**53) <= item <= 2**53):
+                v[k] = float(item)
+            elif t is dict or t is list:
+                stack.append(item)
+    return root
 
 
 def js_loads(line: bytes | str) -> Any:
@@ -361,14 +540,76 @@ def lossless_copy(value: Any) -> Any:
             return walk(v.__json_value__())
         raise NotLosslessError(f"value of type {t.__name__}")
 
-    return walk(value)
+    try:
+        return walk(value)
+    except RecursionError:
+        # Lossless JSON has no depth limit (session-model §2.4, rule 12: a 5,000-deep list is
+        # accepted); the recursive walk is only the fast path.
+        return _copy_deep(value, check=True)
 
 
 def deep_copy_json(value: Any) -> Any:
     """Fast deep copy of a value already known to be plain JSON."""
+    try:
+        return _deep_copy_recursive(value)
+    except RecursionError:
+        return _copy_deep(value, check=False)  # deeper than Python's recursion limit
+
+
+def _deep_copy_recursive(value: Any) -> Any:
     t = type(value)
     if t is dict:
-        return {k: deep_copy_json(v) for k, v in value.items()}
+        return {k: _deep_copy_recursive(v) for k, v in value.items()}
     if t is list:
-        return [deep_copy_json(v) for v in value]
+        return [_deep_copy_recursive(v) for v in value]
     return value
+
+
+_LEAVE = object()
+
+
+def _copy_deep(value: Any, *, check: bool) -> Any:
+    """Iterative deep copy of any depth; ``check`` applies the lossless rules of ``lossless_copy``."""
+    holder: list[Any] = [None]
+    ancestors: set[int] = set()
+    work: list[tuple[Any, Any, Any]] = [(value, holder, 0)]
+    while work:
+        src, dst, key = work.pop()
+        if dst is _LEAVE:
+            ancestors.discard(src)
+            continue
+        if check:
+            while hasattr(src, "__json_value__") and type(src) not in (dict, list):
+                src = src.__json_value__()
+        t = type(src)
+        if t is dict or t is list:
+            if check:
+                if id(src) in ancestors:
+                    raise NotLosslessError("cycle")
+                ancestors.add(id(src))
+                work.append((id(src), _LEAVE, None))
+            if t is dict:
+                new: Any = {}
+                for k in src:
+                    if check and type(k) is not str:
+                        raise NotLosslessError("non-string key")
+                    new[k] = None  # reserve the key's position; filled below
+                items = list(src.items())
+            else:
+                new = [None] * len(src)
+                items = list(enumerate(src))
+            dst[key] = new
+            for k, item in reversed(items):
+                work.append((item, new, k))
+            continue
+        if check:
+            if t is int:
+                if not -MAX_SAFE_INTEGER <= src <= MAX_SAFE_INTEGER:
+                    raise NotLosslessError("integer outside the safe range")
+            elif t is float:
+                if not math.isfinite(src) or is_negative_zero(src):
+                    raise NotLosslessError("non-finite or negative-zero number")
+            elif not (src is None or t is bool or t is str):
+                raise NotLosslessError(f"value of type {t.__name__}")
+        dst[key] = src
+    return holder[0]

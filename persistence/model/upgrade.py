@@ -89,6 +89,10 @@ def _upgrade_turn_end(ev: dict[str, Any]) -> dict[str, Any]:
             raise _malformed("turn/end", seq)
     elif kind == "aborted":
         if "reason" not in reason:
+            # Only a *bare* {kind:'aborted'} is the legacy shape; any other key without a nested
+            # reason is malformed, not silently dropped (persistence-contract §4 step 5, R-18 b).
+            if reason.keys() != {"kind"}:
+                raise _malformed("turn/end", seq)
             new_reason = {"kind": "aborted", "reason": {"kind": "legacy"}}
     elif kind == "disposed":
         if reason.keys() != {"kind"}:

@@ -57,15 +57,29 @@ def _subst(value: Any, root: str) -> Any:
     return value
 
 
-def _expand(value: Any, expected: dict[str, Any]) -> Any:
+def _expand(value: Any, expected: dict[str, Any], root: str | None = None,
+            rooted_logs: dict[str, bool] | None = None) -> Any:
+    """Resolve ``$log``/``$raw`` references; with ``root``, also substitute ``<ROOT>`` inside them.
+
+    (Call results are small and are substituted before expansion; the big logs are only walked
+    when they actually contain the placeholder.)
+    """
     if isinstance(value, dict):
         if "$log" in value:
-            return expected["logs"][value["$log"]][value["from"] : value["to"]]
+            events = expected["logs"][value["$log"]][value["from"] : value["to"]]
+            if root is not None and rooted_logs is not None:
+                name = value["$log"]
+                if name not in rooted_logs:
+                    rooted_logs[name] = "<ROOT>" in json.dumps(expected["logs"][name])
+                if rooted_logs[name]:
+                    events = _subst(events, root)
+            return events
         if "$raw" in value:
-            return expected["rawContents"][value["$raw"]]
-        return {k: _expand(v, expected) for k, v in value.items()}
+            raw = expected["rawContents"][value["$raw"]]
+            return raw.replace("<ROOT>", root) if root is not None else raw
+        return {k: _expand(v, expected, root, rooted_logs) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, expected) for v in value]
+        return [_expand(v, expected, root, rooted_logs) for v in value]
     return value
 
 
@@ -111,6 +125,7 @@ def replay_calls(expected: dict[str, Any], root: Path, calls: list[dict[str, Any
     """Run ``calls`` in order against one fresh backend over ``root``; return mismatch descriptions."""
     problems: list[str] = []
     root_s = str(root)
+    rooted_logs: dict[str, bool] = {}
 
     async def run() -> None:
         store = make_backend(expected, root)
@@ -132,13 +147,17 @@ def replay_calls(expected: dict[str, Any], root: Path, calls: list[dict[str, Any
             if not call["ok"]:
                 problems.append(f"{label}: succeeded but upstream failed with {call['error']['message']}")
                 continue
-            want = _strip_revisions(_subst(_expand(call["result"], expected), root_s))
+            want = _expand(_subst(call["result"], root_s), expected, root_s, rooted_logs)
             note = call.get("note", "")
-            if op == "listSnapshots" and note.startswith("revision of ") and isinstance(got, list):
-                # The recorder kept only the session the note names.
-                wanted_ids = {row["header"]["id"] for row in want}
-                got = [row for row in got if row["header"]["id"] in wanted_ids]
-            got_cmp = _strip_revisions(got)
+            got_cmp = got
+            if op == "listSnapshots":
+                # Revisions are opaque and machine specific; only listSnapshots results carry them.
+                want = _strip_revisions(want)
+                if note.startswith("revision of ") and isinstance(got, list):
+                    # The recorder kept only the session the note names.
+                    wanted_ids = {row["header"]["id"] for row in want}
+                    got = [row for row in got if row["header"]["id"] in wanted_ids]
+                got_cmp = _strip_revisions(got)
             if got_cmp != want:
                 problems.append(f"{label}: result differs: {_first_difference(got_cmp, want)}")
         await store.close()
