@@ -63,6 +63,10 @@ class SessionValidationError(SessionPersistenceError):
     """An event or header violates the session model (used inside wrapped corruption messages)."""
 
 
+class SessionReadOnlyError(SessionPersistenceError):
+    """A writing operation on a store opened read-only (a viewer browsing another process's store)."""
+
+
 class SessionArgumentError(SessionPersistenceError, TypeError):
     """Bad argument (upstream ``TypeError``); still catchable as ``TypeError``."""
 

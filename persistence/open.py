@@ -35,8 +35,12 @@ def detect_jsonl_compression(root: str) -> str:
     return "zstd"
 
 
-def open_store(path: str | os.PathLike[str], backend: str | None = None) -> CoordinatedPersistence:
-    """A directory (or a path that does not exist) is a JSONL root; a file is a SQLite store."""
+def open_store(path: str | os.PathLike[str], backend: str | None = None, *, read_only: bool = False) -> CoordinatedPersistence:
+    """A directory (or a path that does not exist) is a JSONL root; a file is a SQLite store.
+
+    ``read_only`` opens a SQLite store for browsing (``mode=ro``, honouring a live ``-wal``);
+    JSONL reads never write, so it changes nothing there.
+    """
     p = os.fspath(path)
     if backend is None:
         backend = "sqlite" if os.path.isfile(p) else "jsonl"
@@ -47,7 +51,7 @@ def open_store(path: str | os.PathLike[str], backend: str | None = None) -> Coor
             from persistence.sqlite.backend import SqliteSessionPersistence
         except ImportError as err:
             raise SessionLayoutError(f"{p} is a file (a SQLite store) but the SQLite backend is not available") from err
-        return SqliteSessionPersistence(p)
+        return SqliteSessionPersistence(p, read_only=read_only)
     if os.path.exists(p) and not os.path.isdir(p):
         raise SessionLayoutError(f"{p} is not a directory, so it cannot be a JSONL root")
     if backend == "jsonl":

@@ -147,14 +147,14 @@ def blob_text(blob: bytes, limit: int | None) -> str:
 
 def decode_scalar_data(value: str | bytes) -> Any:
     """Scalar ``data``: no decompressed size bound (verified upstream behaviour)."""
-    if type(value) is str:
+    if isinstance(value, str):
         return parse_json_text(value)
     return parse_json_text(blob_text(value, None))
 
 
 def packed_data_text(value: str | bytes, tag: str) -> str:
     """Packed ``data`` as text, enforcing the 1 MiB bound before any JSON parsing (§6.7 step 1)."""
-    if type(value) is str:
+    if isinstance(value, str):
         # Each code point is at most 4 UTF-8 bytes, so short strings skip the encode.
         if len(value) * 4 > MAX_PACKED_DATA_BYTES and len(value.encode("utf-8", "surrogatepass")) > MAX_PACKED_DATA_BYTES:
             raise RowDecodeError(f"malformed {tag} storage row: data exceeds {MAX_PACKED_DATA_BYTES} UTF-8 bytes")

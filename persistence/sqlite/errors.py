@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import sqlite3
 
-from persistence.errors import SessionConflictError, SessionPersistenceError, SessionStorageCorruptError
+from persistence.errors import (  # noqa: F401 - SessionReadOnlyError is re-exported for the backend modules
+    SessionConflictError,
+    SessionPersistenceError,
+    SessionReadOnlyError,
+    SessionStorageCorruptError,
+)
 
 SQLITE_BUSY = 5
 
@@ -30,10 +35,6 @@ class JsRangeError(SessionStorageCorruptError):
     """An INTEGER cell outside +-(2**53-1): node:sqlite refuses to fetch it, so do we (spec §12.7)."""
 
     upstream_class = "RangeError"
-
-
-class SessionReadOnlyError(SessionPersistenceError):
-    """A writing operation on a store opened with ``read_only=True``."""
 
 
 class RowDecodeError(ValueError):

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
+import orjson
+
 from persistence.errors import SessionStorageCorruptError
-from persistence.model.jsontext import MAX_SAFE_INTEGER
+from persistence.model.jsontext import MAX_SAFE_INTEGER, JsonTextError, js_loads
 from persistence.sqlite.constants import (
     MAX_PACKED_ROW_MEMBERS,
     MIN_PACKED_ROW_MEMBERS,
@@ -30,6 +33,9 @@ EVENT_COLUMNS = "seq, type, time, data, source_event_seqs, surface_op, ignorable
 # A fetched row: (seq, type, time, data, source_event_seqs, surface_op, ignorable).
 Row = tuple[Any, ...]
 
+JS_EXACT_INT = 2**53
+_INT_ONLY = {int}
+_STR_ONLY = {str}
 _TEXT_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
 _TOOL_KEYS = frozenset({"turn", "step", "index", "dt", "id", "args"})
 _TOOL_KEYS_NAMED = frozenset({"turn", "step", "index", "dt", "id", "name", "args"})
@@ -65,9 +71,7 @@ def _column_error(row: Row) -> str | None:
         return "stored source_event_seqs must be a blob or null"
     if sop is not None and type(sop) is not str:
         return "stored surface_op must be a string or null"
-    if ign is not None and ign != 0 and ign != 1:
-        return "stored event ignorable must be 0, 1, or null"
-    if type(ign) is float:
+    if ign is not None and (type(ign) is not int or ign not in (0, 1)):
         return "stored event ignorable must be 0, 1, or null"
     return None
 
@@ -91,86 +95,115 @@ def _is_number(v: object) -> bool:
     return type(v) is int or type(v) is float
 
 
-def _safe_int(v: object) -> int | None:
-    if type(v) is int:
-        return v if -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER else None  # type: ignore[operator]
-    if type(v) is float and v.is_integer() and abs(v) <= MAX_SAFE_INTEGER:
-        return int(v)
-    return None
+def _js_number(v: Any) -> Any:
+    # orjson keeps integers up to 2**64 exact; JSON.parse would already have rounded them to a double.
+    return float(v) if type(v) is int and not -JS_EXACT_INT <= v <= JS_EXACT_INT else v
 
 
-def expand_packed(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> list[dict[str, Any]]:
-    """Validate a packed row (§6.2, §6.7 in order) and expand it into its member events (§6.6)."""
+def _safe_ints(values: list[Any]) -> list[int] | None:
+    """``values`` as ints when every one is a JS safe integer (integral floats count), else None."""
+    if not values or set(map(type, values)) == _INT_ONLY:
+        if values and (max(values) > MAX_SAFE_INTEGER or min(values) < -MAX_SAFE_INTEGER):
+            return None
+        return values
+    out = []
+    for v in values:
+        if type(v) is int and -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER:
+            out.append(v)
+        elif type(v) is float and v.is_integer() and abs(v) <= MAX_SAFE_INTEGER:
+            out.append(int(v))
+        else:
+            return None
+    return out
+
+
+def _parse_packed(text: str, tag: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return js_loads(text)
+    except (JsonTextError, RecursionError) as err:
+        raise _bad(tag, f"invalid JSON: {err}") from None
+
+
+def _packed_fields(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> tuple[dict[str, Any], list[str], list[int]]:
+    """Validate a packed row (§6.2, §6.7, in upstream's order) -> (payload object, member strings, member times)."""
     if tag not in PACKED_TAG_SET:
         raise _bad(tag, "packed discriminator requires a chunk tag")
     if ses is not None or sop is not None:
         raise _bad(tag, "packed surface fields must be null")
-    text = packed_data_text(data, tag)
-    try:
-        obj = parse_json_text(text)
-    except RowDecodeError as err:
-        raise _bad(tag, str(err)) from None
+    obj = _parse_packed(packed_data_text(data, tag), tag)
     if not isinstance(obj, (dict, list)):
         raise _bad(tag, "data must be an object")
-    keys = obj.keys() if isinstance(obj, dict) else frozenset()
     is_tool = tag == TOOL_TAG
+    fields_error = "invalid tool-call data fields" if is_tool else "invalid text data fields"
+    if not isinstance(obj, dict):  # a JSON array is an "object" to JS but never has the right keys
+        raise _bad(tag, fields_error)
+    keys = obj.keys()
     if is_tool:
         if keys != _TOOL_KEYS and keys != _TOOL_KEYS_NAMED:
-            raise _bad(tag, "invalid tool-call data fields")
+            raise _bad(tag, fields_error)
         if type(obj["id"]) is not str or ("name" in obj and type(obj["name"]) is not str):
             raise _bad(tag, "id and optional name must be strings")
     elif keys != _TEXT_KEYS:
-        raise _bad(tag, "invalid text data fields")
-    assert isinstance(obj, dict)
-    turn, step, index = obj["turn"], obj["step"], obj["index"]
-    if not (_is_number(turn) and _is_number(step) and _is_number(index)):
+        raise _bad(tag, fields_error)
+    if not (_is_number(obj["turn"]) and _is_number(obj["step"]) and _is_number(obj["index"])):
         raise _bad(tag, "turn/step/index must be numbers")
     field = "args" if is_tool else "texts"
     payload = obj[field]
     if (
         type(payload) is not list
         or not MIN_PACKED_ROW_MEMBERS <= len(payload) <= MAX_PACKED_ROW_MEMBERS
-        or any(type(p) is not str for p in payload)
+        or set(map(type, payload)) != _STR_ONLY
     ):
         raise _bad(tag, f"{field} must contain {MIN_PACKED_ROW_MEMBERS}..{MAX_PACKED_ROW_MEMBERS} strings")
-    dt_raw = obj["dt"]
-    if type(dt_raw) is not list:
-        raise _bad(tag, "dt must be an array of safe integers")
-    dt = [_safe_int(d) for d in dt_raw]
-    if any(d is None for d in dt):
+    dt = obj["dt"]
+    dt = _safe_ints(dt) if type(dt) is list else None
+    if dt is None:
         raise _bad(tag, "dt must be an array of safe integers")
     n = len(payload)
     if len(dt) != n - 1:
         raise _bad(tag, "dt length must match the member count")
     if seq + n - 1 > MAX_SAFE_INTEGER:
         raise _bad(tag, "member seqs exceed safe integers")
-    times = [time]
-    t = time
-    for d in dt:
-        t += d  # type: ignore[operator]
-        if not -MAX_SAFE_INTEGER <= t <= MAX_SAFE_INTEGER:
-            raise _bad(tag, "member times exceed safe integers")
-        times.append(t)
-    out: list[dict[str, Any]] = []
-    if is_tool:
+    times = list(accumulate(dt, initial=time))
+    if max(times) > MAX_SAFE_INTEGER or min(times) < -MAX_SAFE_INTEGER:
+        raise _bad(tag, "member times exceed safe integers")
+    return obj, payload, times
+
+
+def packed_last_seq(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> int:
+    """Validate a packed row without expanding it (span selection only needs its extent)."""
+    return seq + len(_packed_fields(tag, seq, time, data, ses, sop)[1]) - 1
+
+
+def expand_packed(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> list[dict[str, Any]]:
+    """Validate a packed row and expand it into its member events (§6.6). The hot path of every load."""
+    obj, payload, times = _packed_fields(tag, seq, time, data, ses, sop)
+    turn, step, index = _js_number(obj["turn"]), _js_number(obj["step"]), _js_number(obj["index"])
+    seqs = range(seq, seq + len(payload))
+    if tag == TOOL_TAG:
         cid = obj["id"]
         if "name" in obj:
             name = obj["name"]
-            for k in range(n):
-                out.append({"type": "assistant/chunk", "seq": seq + k, "time": times[k], "data": {
-                    "turn": turn, "step": step, "chunk": {
-                        "type": "tool-call-delta", "index": index, "id": cid, "name": name, "argumentsDelta": payload[k]}}})
-        else:
-            for k in range(n):
-                out.append({"type": "assistant/chunk", "seq": seq + k, "time": times[k], "data": {
-                    "turn": turn, "step": step, "chunk": {
-                        "type": "tool-call-delta", "index": index, "id": cid, "argumentsDelta": payload[k]}}})
-    else:
-        kind = "reasoning-delta" if tag == REASONING_TAG else "text-delta"
-        for k in range(n):
-            out.append({"type": "assistant/chunk", "seq": seq + k, "time": times[k], "data": {
-                "turn": turn, "step": step, "chunk": {"type": kind, "index": index, "text": payload[k]}}})
-    return out
+            return [
+                {"type": "assistant/chunk", "seq": s, "time": t, "data": {"turn": turn, "step": step, "chunk": {
+                    "type": "tool-call-delta", "index": index, "id": cid, "name": name, "argumentsDelta": p}}}
+                for s, t, p in zip(seqs, times, payload, strict=True)
+            ]
+        return [
+            {"type": "assistant/chunk", "seq": s, "time": t, "data": {"turn": turn, "step": step, "chunk": {
+                "type": "tool-call-delta", "index": index, "id": cid, "argumentsDelta": p}}}
+            for s, t, p in zip(seqs, times, payload, strict=True)
+        ]
+    kind = "reasoning-delta" if tag == REASONING_TAG else "text-delta"
+    return [
+        {"type": "assistant/chunk", "seq": s, "time": t, "data": {"turn": turn, "step": step, "chunk": {
+            "type": kind, "index": index, "text": p}}}
+        for s, t, p in zip(seqs, times, payload, strict=True)
+    ]
 
 
 def decode_scalar(row: Row) -> dict[str, Any]:

@@ -1,0 +1,307 @@
+"""``SqliteStorage``: the StorageBackend hooks over one schema-17 database (spec §8).
+
+Each hook is one transaction on the store's single connection.  Batches are encoded
+(packed, serialized, compressed) before the write lock is taken so the lock is held
+only for the tail check and the inserts.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+import warnings
+from typing import Any
+
+from persistence.backend import CancelToken, StorageBackend, StoredLog, TornMarker
+from persistence.errors import (
+    SessionArgumentError,
+    SessionConflictError,
+    SessionPersistenceError,
+    SessionStorageCorruptError,
+)
+from persistence.model.jsontext import is_nonneg_safe_integer
+from persistence.sqlite import fsprep
+from persistence.sqlite.connection import Database
+from persistence.sqlite.constants import (
+    BACKEND_NAME,
+    DEFAULT_BUSY_TIMEOUT_MS,
+    JOURNAL_MODES,
+    MAX_BUSY_TIMEOUT_MS,
+    MAX_PACKED_ROW_MEMBERS,
+    MEMORY_PATH,
+    PACKED_TAGS,
+    TAIL_PROBE_ROWS,
+)
+from persistence.sqlite.errors import RowDecodeError, wrap_sqlite
+from persistence.sqlite.identity import revision_token
+from persistence.sqlite.packing import EventRow, encode_batch, scalar_row
+from persistence.sqlite.rows import EVENT_COLUMNS, Row, packed_last_seq, scan_rows, validate_event_rows
+from persistence.sqlite.sessions import (
+    BUMP_REVISION,
+    SELECT_ALL_SESSIONS,
+    SELECT_REVISION,
+    SELECT_SESSION,
+    UPSERT_SESSION,
+    SessionRow,
+    check_revision,
+    session_from_row,
+    upsert_params,
+)
+
+SELECT_EVENTS = f"SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ? ORDER BY seq"
+SELECT_EVENTS_FROM = f"SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? ORDER BY seq"
+SELECT_PACKED_PREDECESSORS = (
+    f"SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? AND seq < ? "
+    f"AND type IN ({', '.join('?' * len(PACKED_TAGS))}) AND ignorable = 0 ORDER BY seq"
+)
+SELECT_TAIL = f"SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT {TAIL_PROBE_ROWS}"
+INSERT_EVENT = (
+    "INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op, ignorable) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+DELETE_FROM = "DELETE FROM events WHERE session_id = ? AND seq >= ?"
+
+
+class SqliteStoreWarning(UserWarning):
+    """A read-only store opened a file upstream (and a writable store) would refuse."""
+
+
+def _check_config(journal_mode: Any, busy_timeout_ms: Any) -> None:
+    if journal_mode not in JOURNAL_MODES:
+        raise SessionArgumentError(f"journalMode must be one of {', '.join(JOURNAL_MODES)}")
+    if not (is_nonneg_safe_integer(busy_timeout_ms) and busy_timeout_ms <= MAX_BUSY_TIMEOUT_MS):
+        raise SessionArgumentError(f"busyTimeoutMs must be an integer between 0 and {MAX_BUSY_TIMEOUT_MS}")
+
+
+class SqliteStorage(StorageBackend):
+    kind = "sqlite"
+    name = BACKEND_NAME
+    supports_raw_artifacts = False
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        journal_mode: str = "wal",
+        pack_chunks: bool = True,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        read_only: bool = False,
+    ) -> None:
+        _check_config(journal_mode, busy_timeout_ms)
+        raw = os.fspath(path)
+        self.path = MEMORY_PATH if raw == MEMORY_PATH else fsprep.absolute_db_path(raw)
+        self.read_only = bool(read_only)
+        if self.read_only and self.path == MEMORY_PATH:
+            raise SessionArgumentError("a :memory: store is private to its instance and cannot be opened read-only")
+        self.pack_chunks = True if pack_chunks is None else bool(pack_chunks)
+        self.warnings: list[str] = []
+        # Phase (a) runs now; its failure is memoized and reported by every operation (spec §2).
+        self._path_failure: BaseException | None = None
+        if self.path != MEMORY_PATH:
+            try:
+                for message in fsprep.validate_path(self.path, read_only=self.read_only).warnings:
+                    self._warn(message)
+            except (OSError, SessionPersistenceError) as err:
+                self._path_failure = err
+        self.db = Database(self.path, journal_mode=journal_mode, busy_timeout_ms=int(busy_timeout_ms),
+                           read_only=self.read_only, on_warning=self._warn)
+
+    def _warn(self, message: str) -> None:
+        """Record (once) why upstream would refuse a file this read-only store opens anyway."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+            warnings.warn(f"{message} (opened read-only anyway)", SqliteStoreWarning, stacklevel=3)
+
+    # ------------------------------------------------------------ plumbing
+
+    def _connect(self, token: CancelToken) -> sqlite3.Connection:
+        """The open connection; caller holds ``db.lock``. Checks the token before and after opening."""
+        token.check()
+        if self._path_failure is not None:
+            raise self._path_failure
+        conn = self.db.connection()
+        token.check()
+        return conn
+
+    def _revision(self, incarnation: str, revision: int) -> str:
+        identity = self.db.store_identity
+        assert identity is not None
+        return revision_token(identity, incarnation, revision)
+
+    def _session(self, conn: sqlite3.Connection, session_id: str) -> SessionRow | None:
+        rows = self.db.fetchall(conn, SELECT_SESSION, (session_id,))
+        return session_from_row(rows[0]) if rows else None
+
+    def _events(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[Row]:
+        rows = self.db.fetchall(conn, sql, params)
+        validate_event_rows(rows)
+        return rows
+
+    def _span_from(self, conn: sqlite3.Connection, session_id: str, from_seq: int) -> tuple[list[Row], int]:
+        """physicalSpanFrom (§8.1): rows from the packed row that covers ``from_seq``, or from ``from_seq``."""
+        floor = max(0, from_seq - (MAX_PACKED_ROW_MEMBERS - 1))
+        base = from_seq
+        for row in self._events(conn, SELECT_PACKED_PREDECESSORS, (session_id, floor, from_seq, *PACKED_TAGS)):
+            try:
+                last = packed_last_seq(row[1], row[0], row[2], row[3], row[4], row[5])
+            except RowDecodeError:
+                base = min(base, row[0])  # fail closed: the scan will judge this row
+                continue
+            if last >= from_seq:
+                base = min(base, row[0])
+        return self._events(conn, SELECT_EVENTS_FROM, (session_id, base)), base
+
+    # ------------------------------------------------------------ reads
+
+    def locate(self, meta: dict[str, Any]) -> dict[str, str] | None:
+        return None  # one database, no per-session artifact
+
+    def load_stored(self, session_id: str, token: CancelToken) -> StoredLog | None:
+        with self.db.lock:
+            self._connect(token)
+            if self.db.pristine:
+                return None
+            with self.db.read() as conn:
+                session = self._session(conn, session_id)
+                if session is None:
+                    return None
+                rows = self._events(conn, SELECT_EVENTS, (session_id,))
+        token.check()
+        result = scan_rows(rows, 0)
+        torn = None if result.torn_from is None else TornMarker(result.torn_from, [])
+        return StoredLog(session.meta, result.preserved, self._revision(session.incarnation, session.revision), torn)
+
+    def load_suffix(self, session_id: str, from_seq: int, token: CancelToken) -> StoredLog | None:
+        """loadStoredFrom: seek, validate only the returned span, ignore a torn tail (§8)."""
+        with self.db.lock:
+            self._connect(token)
+            if self.db.pristine:
+                return None
+            with self.db.read() as conn:
+                session = self._session(conn, session_id)
+                if session is None:
+                    return None
+                span, base = self._span_from(conn, session_id, from_seq)
+        token.check()
+        preserved = scan_rows(span, base).preserved
+        events = preserved[from_seq - base :] if from_seq > base else preserved
+        revision = self._revision(session.incarnation, session.revision)
+        return StoredLog(session.meta, events, revision, None, base_seq=from_seq)
+
+    def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
+        with self.db.lock:
+            conn = self._connect(token)
+            if self.db.pristine:
+                return None
+            try:
+                rows = self.db.fetchall(conn, SELECT_REVISION, (session_id,))
+            except sqlite3.Error as err:
+                raise wrap_sqlite(err) from err
+        if not rows:
+            return None
+        incarnation, revision = rows[0]
+        check_revision(incarnation, revision)
+        return self._revision(incarnation, revision)
+
+    def _list(self, token: CancelToken) -> list[SessionRow]:
+        with self.db.lock:
+            conn = self._connect(token)
+            if self.db.pristine:
+                return []
+            try:
+                rows = self.db.fetchall(conn, SELECT_ALL_SESSIONS)
+            except sqlite3.Error as err:
+                raise wrap_sqlite(err) from err
+        token.check()
+        return [session_from_row(r) for r in rows]
+
+    def list_headers(self, token: CancelToken) -> list[dict[str, Any]]:
+        return [s.meta for s in self._list(token)]
+
+    def list_snapshots(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
+        return [(s.meta, self._revision(s.incarnation, s.revision)) for s in self._list(token)]
+
+    # ------------------------------------------------------------ writes
+
+    def _stored_next_seq(self, conn: sqlite3.Connection, session_id: str) -> int:
+        """Tail probe (§8.2 step 4): decode only the last rows (and a packed row covering them)."""
+        probe = self._events(conn, SELECT_TAIL, (session_id,))
+        if not probe:
+            return 0
+        probe.reverse()
+        span, _base = self._span_from(conn, session_id, probe[0][0])
+        result = scan_rows(span, span[0][0])
+        if result.torn_from is not None:
+            raise SessionStorageCorruptError(f"session {session_id} has an invalid physical tail at seq {result.torn_from}")
+        return int(result.preserved[-1]["seq"]) + 1
+
+    def _insert(self, conn: sqlite3.Connection, session_id: str, rows: list[EventRow]) -> None:
+        conn.executemany(INSERT_EVENT, [(session_id, *r) for r in rows])
+
+    def _bump(self, conn: sqlite3.Connection, session_id: str) -> None:
+        if conn.execute(BUMP_REVISION, (session_id,)).rowcount != 1:
+            raise SessionConflictError(f"session {session_id} metadata row is missing")
+
+    def append_batch(self, meta: dict[str, Any], events: list[dict[str, Any]], materialized: bool,
+                     token: CancelToken, *, expected_next_seq: int) -> None:
+        session_id = meta["id"]
+        with self.db.lock:
+            self._connect(token)
+        if not events:
+            return
+        rows = encode_batch(events, pack=self.pack_chunks)
+        token.check()
+        with self.db.write("appendBatch") as conn:
+            token.check()  # the lock wait may have been long; nothing is written yet
+            # The stored tail, not ``expected_next_seq`` (this instance's cursor), is the authority:
+            # that is what rejects a stale writer in another process or connection (§8.2 step 5).
+            expected = self._stored_next_seq(conn, session_id)
+            first = events[0].get("seq")
+            if first != expected:
+                raise SessionConflictError(
+                    f"session {session_id} append starts at seq {first}, stored next seq is {expected}"
+                )
+            if not materialized:
+                conn.execute(UPSERT_SESSION, upsert_params(meta, str(uuid.uuid4())))
+            self._insert(conn, session_id, rows)
+            self._bump(conn, session_id)
+
+    def commit_repair(self, meta: dict[str, Any], torn: TornMarker | None, closers: list[dict[str, Any]],
+                      token: CancelToken, *, expected_revision: str) -> None:
+        session_id = meta["id"]
+        with self.db.lock:
+            self._connect(token)
+        if torn is None and not closers:
+            return
+        rows = [scalar_row(c) for c in closers]  # closers are never packed
+        with self.db.write("commitRepair") as conn:
+            token.check()
+            session = self._session(conn, session_id)
+            if session is None:
+                raise SessionConflictError(f"session {session_id} metadata row is missing")
+            result = scan_rows(self._events(conn, SELECT_EVENTS, (session_id,)), 0)
+            if torn is not None:
+                if result.torn_from != torn.truncate_to:
+                    raise SessionConflictError(
+                        f"session {session_id} repair is stale: physical tail no longer starts at seq {torn.truncate_to}"
+                    )
+                conn.execute(DELETE_FROM, (session_id, torn.truncate_to))
+            elif result.torn_from is not None:
+                raise SessionConflictError(f"session {session_id} repair omitted current torn tail at seq {result.torn_from}")
+            if closers:
+                expected = int(result.preserved[-1]["seq"]) + 1 if result.preserved else 0
+                first = closers[0].get("seq")
+                if first != expected:
+                    raise SessionConflictError(
+                        f"session {session_id} repair is stale: closer starts at seq {first}, stored next seq is {expected}"
+                    )
+            # Extra guard beyond upstream: the coordinator read the revision outside this transaction.
+            if self._revision(session.incarnation, session.revision) != expected_revision:
+                raise SessionConflictError(f"session {session_id} repair is stale: revision changed since it was read")
+            if closers:
+                self._insert(conn, session_id, rows)
+            self._bump(conn, session_id)
+
+    def close(self) -> None:
+        self.db.close()
