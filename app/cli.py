@@ -88,7 +88,10 @@ def _event_line(ev: dict[str, Any]) -> str:
 
 async def run_verb(args: argparse.Namespace) -> tuple[Any, str]:
     """(json result, human text) of one verb."""
-    store: CoordinatedPersistence = open_store(args.root, args.backend)
+    # Read verbs never write: a SQLite store is then opened read-only, so browsing a database
+    # another process is writing cannot checkpoint or change it.
+    read_only = args.verb in ("list", "snapshots", "inspect", "read-from", "raw", "locate", "verify")
+    store: CoordinatedPersistence = open_store(args.root, args.backend, read_only=read_only)
     try:
         if args.verb == "list":
             headers = await store.list()
