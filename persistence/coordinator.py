@@ -64,6 +64,9 @@ class _LiveEntry:
     session: Any
     writer: SessionWriteBehind
     remove_observer: Callable[[], None] | None = None
+    # Settles when attach_live has persisted the seed/suffix (upstream's ``init``, §6.8.5):
+    # every flush of this entry waits for it and re-raises its failure.
+    init: asyncio.Future[None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,10 @@ class SessionPreparation:
         self.dispose()
 
 
+def _cwd_text(cwd: Any) -> str:
+    return "undefined" if cwd is None else str(cwd)
+
+
 def _header_dict(meta: HeaderLike) -> Any:
     if isinstance(meta, SessionHeader):
         return meta.to_json()
@@ -182,9 +189,31 @@ def _read_from_core(backend: StorageBackend, session_id: str, from_seq: int, tok
     if stored is None:
         raise not_found(session_id)
     check_identity_and_version(session_id, stored.meta, stored.raw_path, stored.location)
+    if stored.base_seq > 0 and any(_needs_earlier_facts(ev) for ev in stored.events):
+        # Legacy upgrades of these shapes borrow ids from earlier events: read the whole log (§2.8).
+        full = backend.load_stored(session_id, token)
+        if full is None:
+            raise not_found(session_id)
+        stored = full
     events = normalize_events(session_id, stored.events, stored.raw_path, stored.location)
     start = max(0, from_seq - stored.base_seq)
     return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events[start:]))
+
+
+def _needs_earlier_facts(ev: Any) -> bool:
+    if type(ev) is not dict:
+        return False
+    etype = ev.get("type")
+    data = ev.get("data")
+    if etype == "steering/message":
+        return True
+    if not isinstance(data, dict):
+        return False
+    if etype == "user/message":
+        return "id" not in data and "content" in data
+    if etype in ("assistant/message", "tool/result"):
+        return "message" not in data and ("content" in data or "callId" in data)
+    return False
 
 
 class CoordinatedPersistence(SessionPersistence):
@@ -200,6 +229,7 @@ class CoordinatedPersistence(SessionPersistence):
         self._cache_size = int(prepared_session_cache_size)
         self._live: dict[str, _LiveEntry] = {}
         self._reserved: dict[str, str] = {}  # id -> "committing" | "reserved"
+        self._reservation_events: dict[str, asyncio.Event] = {}
         self.write_batch_max_delay_ms = 200
         self.on_background_error: Callable[[str, BaseException], None] | None = None
 
@@ -231,6 +261,12 @@ class CoordinatedPersistence(SessionPersistence):
                 await fut
             except BaseException:
                 pass
+            raise
+        except BaseException:
+            # A hook stopped by the caller's abort raises SessionAbortedError(reason); the caller
+            # must see the exact reason instead (§0.5, §2.5, §2.8: "failure after abort -> reason").
+            if signal is not None and signal.aborted:
+                signal.throw_if_aborted()
             raise
         finally:
             if remove is not None:
@@ -417,11 +453,42 @@ class CoordinatedPersistence(SessionPersistence):
 
         if signal is not None:
             signal.throw_if_aborted()
-        if session_id in self._live:
-            raise SessionConflictError(f'cannot prepare session "{session_id}" while it is live')
+        while True:
+            if session_id in self._live:
+                raise SessionConflictError(f'cannot prepare session "{session_id}" while it is live')
+            # A competing reservation is waited out (S-30): it ends in publication or release.
+            if self._reserved.get(session_id) is not None:
+                await self._wait_unreserved(session_id, signal)
+                continue
+            prepared = await self._prepare_once(session_id, signal, Session)
+            if prepared is not None:
+                return prepared
+
+    async def _wait_unreserved(self, session_id: str, signal: AbortSignal | None) -> None:
+        event = self._reservation_events.setdefault(session_id, asyncio.Event())
+        if signal is None:
+            await event.wait()
+            return
+        aborted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        remove = signal.add_listener(lambda _r: aborted.done() or aborted.set_result(None))
+        waiter = asyncio.ensure_future(event.wait())
+        try:
+            await asyncio.wait({waiter, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            remove()
+            waiter.cancel()
+        signal.throw_if_aborted()
+
+    def _unreserve(self, session_id: str) -> None:
+        self._reserved.pop(session_id, None)
+        event = self._reservation_events.pop(session_id, None)
+        if event is not None:
+            event.set()
+
+    async def _prepare_once(self, session_id: str, signal: AbortSignal | None, Session: Any) -> SessionPreparation | None:
         async with self._lock(session_id):
-            if self._reserved.get(session_id) == "reserved":
-                raise SessionConflictError(f'session "{session_id}" preparation is already reserved')
+            if self._reserved.get(session_id) is not None:
+                return None
             self._reserved[session_id] = "committing"
             try:
                 while True:
@@ -443,19 +510,19 @@ class CoordinatedPersistence(SessionPersistence):
                 self._cache.pop(session_id, None)
                 session = Session(source.meta, source.stored_events, restore=True)
             except BaseException:
-                self._reserved.pop(session_id, None)
+                self._unreserve(session_id)
                 raise
             self._reserved[session_id] = "reserved"
         if session_id in self._live:
-            self._reserved.pop(session_id, None)
+            self._unreserve(session_id)
             raise SessionConflictError(f'cannot prepare session "{session_id}" while it is live')
         initial_count = session.seq
 
         def release() -> None:
             if self._reserved.get(session_id) == "reserved" and getattr(session, "_prepared_for", None) is None:
-                self._reserved.pop(session_id, None)
                 if session.seq == initial_count and session_id not in self._live:
                     self._cache_put(session_id, source)
+                self._unreserve(session_id)
 
         return SessionPreparation(self, session, source.meta, release)
 
@@ -484,11 +551,15 @@ class CoordinatedPersistence(SessionPersistence):
             max_delay_ms=self.write_batch_max_delay_ms,
             report_background_failure=lambda err: self._report_background(session_id, err),
         )
-        entry = _LiveEntry(session, writer)
+        init: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # A failed init is re-raised by every flush that awaits it; none may be waiting.
+        init.add_done_callback(lambda f: f.cancelled() or f.exception())
+        entry = _LiveEntry(session, writer, init=init)
         self._live[session_id] = entry
         # Observe before the first await: appends made while the seed is written are queued,
         # and the writer skips whatever the seed write already persisted (seq < cursor).
         entry.remove_observer = session.add_observer(lambda _s, ev: writer.enqueue(ev.wire))
+        claimed = False
         try:
             async with self._lock(session_id):
                 state = self._states.get(session_id)
@@ -497,35 +568,78 @@ class CoordinatedPersistence(SessionPersistence):
                         raise SessionConflictError(
                             f'session "{session_id}" preparation no longer matches its persistence state'
                         )
-                    self._reserved.pop(session_id, None)
+                    self._unreserve(session_id)
                     preparation._published = True
                     state.owner = session
+                elif state is not None and state.owner is None:
+                    # Ownerless state left by this instance's public create/load/append: a live
+                    # Session may claim it when it continues exactly that log at the same cwd
+                    # (§6.8.3 case 1, R-28/R-37..R-44).  The durable header is kept.
+                    await self._check_claim(session_id, session, state)
+                    state.owner = session
+                    claimed = True
                 else:
-                    if state is not None and (state.owner is not None or state.materialized):
+                    if state is not None:
                         raise SessionConflictError(
                             f'session "{session_id}" already has a persisted log on disk that does not match this live '
                             "session (id collision)"
                         )
-                    if state is None:
-                        stored_rev = await self._run(lambda t: self._backend.read_stored_revision(session_id, t))
-                        if stored_rev is not None:
-                            raise SessionConflictError(
-                                f'session "{session_id}" already has a persisted log on disk that does not match this '
-                                "live session (id collision)"
-                            )
+                    stored_rev = await self._run(lambda t: self._backend.read_stored_revision(session_id, t))
+                    if stored_rev is not None:
+                        raise SessionConflictError(
+                            f'session "{session_id}" already has a persisted log on disk that does not match this '
+                            "live session (id collision)"
+                        )
                     state = _State(lossless_copy(session.raw_header), 0, False, session)
                     self._states[session_id] = state
                 suffix = session.records()[state.cursor:]
                 if suffix:
                     await self._append_locked(session_id, lossless_copy(suffix))
-        except BaseException:
+        except BaseException as err:
             entry.remove_observer()
             self._live.pop(session_id, None)
-            if preparation is None:
-                st = self._states.get(session_id)
-                if st is not None and st.owner is session and not st.materialized:
+            # The Session was not published: its queued live events must never be written
+            # later by an orphaned timer (they could land in another session with this id).
+            writer.cancel_automatic_wait()
+            writer.pending.clear()
+            st = self._states.get(session_id)
+            if st is not None and st.owner is session:
+                if claimed or preparation is not None or st.materialized:
+                    # The durable state is still accurate (a batch is all-or-nothing): release
+                    # ownership so a later resume/claim is not refused as "live owner".
+                    st.owner = None
+                else:
                     self._states.pop(session_id, None)
+            if isinstance(err, asyncio.CancelledError):
+                init.cancel()
+            else:
+                init.set_exception(err)
             raise
+        init.set_result(None)
+
+    async def _check_claim(self, session_id: str, session: Any, state: _State) -> None:
+        """Refuse a claim of ownerless state whose cwd or stored prefix the live log does not reproduce."""
+        live_cwd = session.raw_header.get("cwd")
+        stored_cwd = state.meta.get("cwd")
+        if live_cwd != stored_cwd:
+            raise SessionConflictError(
+                f'session "{session_id}" is already persisted at a different cwd (persisted: {_cwd_text(stored_cwd)}, '
+                f"live: {_cwd_text(live_cwd)}) (id collision)"
+            )
+        cursor = state.cursor
+        if cursor == 0:
+            return
+        records = session.records()
+        if len(records) >= cursor:
+            stored = await self._run(lambda t: self._backend.load_stored(session_id, t))
+            if stored is not None:
+                events = normalize_events(session_id, stored.events, stored.raw_path, stored.location)
+                if len(events) >= cursor and events[:cursor] == records[:cursor]:
+                    return
+        raise SessionConflictError(
+            f'session "{session_id}" is already persisted with {cursor} event(s) that do not match this live session '
+            "(id collision)"
+        )
 
     async def _write_live(self, session_id: str, batch: list[dict[str, Any]]) -> None:
         async with self._lock(session_id):
@@ -549,13 +663,23 @@ class CoordinatedPersistence(SessionPersistence):
         if entry is None:
             return
         entry.writer.cancel_automatic_wait()
+        await self._initialized(entry)
         await entry.writer.flush()
+
+    @staticmethod
+    async def _initialized(entry: _LiveEntry) -> None:
+        """Wait until attach_live persisted the seed (a flush must not report an unwritten seed as durable)."""
+        if entry.init is not None:
+            await asyncio.shield(entry.init)
+            # an event admitted meanwhile may have re-armed the window; the barrier writes it
+            entry.writer.cancel_automatic_wait()
 
     async def retire_live(self, session_id: str) -> None:
         """Drain a live session and release its ownership (live -> cold)."""
         entry = self._live.get(session_id)
         if entry is None:
             return
+        await self._initialized(entry)
         await entry.writer.flush()
         if entry.remove_observer is not None:
             entry.remove_observer()
@@ -625,6 +749,11 @@ class CoordinatedPersistence(SessionPersistence):
                 await self.retire_live(session_id)
             except Exception as err:
                 failures.append(err)
+        # Teardown also waits for work still running on any id (a public append, a retirement
+        # or a load): close must be the very last step (§6.9, S-44/S-45).
+        for lock in list(self._locks.values()):
+            async with lock:
+                pass
         await asyncio.get_running_loop().run_in_executor(None, self._backend.close)
         if failures:
             raise SessionPersistenceError(f"{self._backend.kind} dispose failed: " + "; ".join(map(str, failures)))

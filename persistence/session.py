@@ -17,7 +17,7 @@ from persistence.model.catalog import SURFACE_EVENT_TYPES
 from persistence.model.event import EventLog, SessionEvent, event_from_wire
 from persistence.model.frozen import raw_of
 from persistence.model.header import SessionHeader
-from persistence.model.jsontext import NotLosslessError, deep_copy_json, lossless_copy
+from persistence.model.jsontext import NotLosslessError, deep_copy_json, js_string, lossless_copy
 from persistence.model.repair import open_turn_state
 from persistence.model.upgrade import legacy_refusal
 from persistence.model.validate import (
@@ -54,7 +54,11 @@ class Session:
                 raw_header = lossless_copy(raw_header)
             except NotLosslessError:
                 raise SessionArgumentError("session header is not losslessly JSON-serializable") from None
-        validate_header(raw_header, raw_header.get("id"))  # type: ignore[arg-type]
+        # The port reads the id from the header, so validate_header's "id matches" check is
+        # vacuous here: refuse a non-string id explicitly (session-model §1.1/§1.3).
+        if type(raw_header.get("id")) is not str:
+            raise SessionValidationError(f"session header id must be a string, got {js_string(raw_header.get('id'))}")
+        validate_header(raw_header, raw_header["id"])
         self._header = SessionHeader.from_json(raw_header)
         self._raw_header = raw_header
         self._clock = clock

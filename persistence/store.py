@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from persistence.coordinator import CoordinatedPersistence
-from persistence.errors import SessionPersistenceError
+from persistence.errors import SessionArgumentError, SessionPersistenceError
 from persistence.model.event import SessionEvent
 from persistence.model.frozen import raw_of
 from persistence.model.jsontext import deep_copy_json, is_nonneg_safe_integer, js_string
@@ -77,6 +77,8 @@ class SessionStore:
     ) -> Session:
         """A new live session; a seed (even empty) gets the ``session/end-seed`` marker."""
         sid = session_id if session_id is not None else self._mint_id()
+        if type(sid) is not str:  # a non-string id used to escape as a raw TypeError from path encoding
+            raise SessionArgumentError(f"session id must be a string, got {js_string(sid)}")
         if sid == "":
             raise SessionPersistenceError("session id must not be empty")
         if sid in self._sessions:
@@ -108,9 +110,12 @@ class SessionStore:
                 raise
             records = inspection.events.records()
             source_header = inspection.meta.to_json()
-        if boundary is None:
-            prefix: list[dict[str, Any]] = [] if not records else list(records)
-        else:
+        prefix: list[dict[str, Any]] = []
+        if boundary is None and records:
+            # An omitted boundary is the last event's seq (session-model §5.2); the checks below
+            # still apply, so forking a source mid-turn without a boundary is OPEN_TURN.
+            boundary = len(records) - 1
+        if boundary is not None:
             if type(boundary) is bool or not is_nonneg_safe_integer(boundary):
                 raise SessionForkError(
                     f"fork boundary must be a non-negative safe integer, got {js_string(boundary)}", "INVALID_BOUNDARY")

@@ -114,7 +114,8 @@ class EventLog(Sequence[SessionEvent]):
         # later appends land beyond the snapshot's end and are never visible through it.
         self._records = records
         self._len = len(records) if length is None else length
-        self._cache: list[SessionEvent | None] = [None] * self._len
+        # A dict, not a preallocated list: a snapshot of a 200k-event live log costs O(1).
+        self._cache: dict[int, SessionEvent] = {}
 
     @overload
     def __getitem__(self, index: int) -> SessionEvent: ...
@@ -127,7 +128,7 @@ class EventLog(Sequence[SessionEvent]):
             index += self._len
         if not 0 <= index < self._len:
             raise IndexError("event index out of range")
-        ev = self._cache[index]
+        ev = self._cache.get(index)
         if ev is None:
             ev = event_from_wire(self._records[index])
             self._cache[index] = ev
