@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -225,6 +226,7 @@ class CoordinatedPersistence(SessionPersistence):
         self._backend = backend
         self._states: dict[str, _State] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._lock_users: dict[str, int] = {}
         self._cache: OrderedDict[str, PreparedSource] = OrderedDict()
         self._cache_size = int(prepared_session_cache_size)
         self._live: dict[str, _LiveEntry] = {}
@@ -239,11 +241,23 @@ class CoordinatedPersistence(SessionPersistence):
 
     # ------------------------------------------------------------ plumbing
 
-    def _lock(self, session_id: str) -> asyncio.Lock:
+    @asynccontextmanager
+    async def _lock(self, session_id: str) -> AsyncIterator[None]:
+        """The id's serialization chain; the entry is dropped once nobody holds or waits for it (S-56)."""
         lock = self._locks.get(session_id)
         if lock is None:
             lock = self._locks[session_id] = asyncio.Lock()
-        return lock
+        self._lock_users[session_id] = self._lock_users.get(session_id, 0) + 1
+        try:
+            async with lock:
+                yield
+        finally:
+            left = self._lock_users[session_id] - 1
+            if left:
+                self._lock_users[session_id] = left
+            else:
+                del self._lock_users[session_id]
+                del self._locks[session_id]
 
     async def _run(self, fn: Callable[[CancelToken], T], signal: AbortSignal | None = None) -> T:
         if signal is not None:
@@ -751,8 +765,8 @@ class CoordinatedPersistence(SessionPersistence):
                 failures.append(err)
         # Teardown also waits for work still running on any id (a public append, a retirement
         # or a load): close must be the very last step (§6.9, S-44/S-45).
-        for lock in list(self._locks.values()):
-            async with lock:
+        for session_id in list(self._locks):
+            async with self._lock(session_id):
                 pass
         await asyncio.get_running_loop().run_in_executor(None, self._backend.close)
         if failures:

@@ -735,3 +735,19 @@ def test_live_user_message_content_round_trips_exactly(backend: BackendKit) -> N
         assert await stored_events(backend, "exact") == plain(s.events)
 
     run_virtual(body())
+
+
+def test_S_56_per_id_chains_are_released_after_quiescence(backend: BackendKit) -> None:
+    """S-56: once every operation for an id settled, no chain entry is kept for it."""
+
+    async def body() -> None:
+        store = backend.make()
+        await store.create(meta("s56", WORK))
+        await store.append("s56", one_turn_log())
+        results = await asyncio.gather(store.inspect("s56"), store.read_from("s56", 2), store.load("s56"))
+        assert len(results[0].events) == 6 and len(results[1].events) == 4
+        with pytest.raises(SessionNotFoundError):
+            await store.inspect("missing")
+        assert store._locks == {} and store._lock_users == {}
+
+    run(body())
