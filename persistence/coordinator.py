@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -228,6 +229,7 @@ class CoordinatedPersistence(SessionPersistence):
         self._locks: dict[str, asyncio.Lock] = {}
         self._lock_users: dict[str, int] = {}
         self._cache: OrderedDict[str, PreparedSource] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self._cache_size = int(prepared_session_cache_size)
         self._live: dict[str, _LiveEntry] = {}
         self._reserved: dict[str, str] = {}  # id -> "committing" | "reserved"
@@ -289,20 +291,30 @@ class CoordinatedPersistence(SessionPersistence):
             signal.throw_if_aborted()
         return result
 
+    # The LRU is touched from worker threads (inside hooks) and the loop thread alike: one lock.
     def _cache_put(self, session_id: str, source: PreparedSource) -> None:
-        self._cache[session_id] = source
-        self._cache.move_to_end(session_id)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        with self._cache_lock:
+            self._cache[session_id] = source
+            self._cache.move_to_end(session_id)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+
+    def _cache_drop(self, session_id: str, only: PreparedSource | None = None) -> None:
+        with self._cache_lock:
+            if only is None or self._cache.get(session_id) is only:
+                self._cache_drop(session_id)
 
     def _cached_fresh(self, session_id: str, token: CancelToken) -> PreparedSource | None:
-        source = self._cache.get(session_id)
+        with self._cache_lock:
+            source = self._cache.get(session_id)
         if source is None:
             return None
         if self._backend.read_stored_revision(session_id, token) != source.revision:
-            self._cache.pop(session_id, None)
+            self._cache_drop(session_id, source)
             return None
-        self._cache.move_to_end(session_id)
+        with self._cache_lock:
+            if self._cache.get(session_id) is source:
+                self._cache.move_to_end(session_id)
         return source
 
     # ------------------------------------------------------------ service
@@ -383,7 +395,7 @@ class CoordinatedPersistence(SessionPersistence):
         )
         state.materialized = True
         state.cursor += len(batch)
-        self._cache.pop(session_id, None)
+        self._cache_drop(session_id)
 
     async def _adopt(self, session_id: str) -> _State:
         """Append to a session this instance has not seen: repair it first (contract §6.6.2)."""
@@ -406,7 +418,7 @@ class CoordinatedPersistence(SessionPersistence):
             return True
 
         committed = await self._run(commit)
-        self._cache.pop(session_id, None)
+        self._cache_drop(session_id)
         return committed
 
     async def load(self, session_id: str) -> SessionInspection:
@@ -423,7 +435,7 @@ class CoordinatedPersistence(SessionPersistence):
                     continue
                 current = await self._run(lambda t: self._backend.read_stored_revision(session_id, t))
                 if current != source.revision:
-                    self._cache.pop(session_id, None)
+                    self._cache_drop(session_id)
                     continue
                 self._cache_put(session_id, source)
                 self._states[session_id] = _State(source.meta, len(source.stored_events), True)
@@ -514,14 +526,14 @@ class CoordinatedPersistence(SessionPersistence):
                         continue
                     current = await self._run(lambda t: self._backend.read_stored_revision(session_id, t))
                     if current != source.revision:
-                        self._cache.pop(session_id, None)
+                        self._cache_drop(session_id)
                         continue
                     break
                 state = self._states.get(session_id)
                 if state is not None and state.owner is not None:
                     raise SessionConflictError(f'session "{session_id}" already has a live persistence owner')
                 self._states[session_id] = _State(source.meta, len(source.stored_events), True)
-                self._cache.pop(session_id, None)
+                self._cache_drop(session_id)
                 session = Session(source.meta, source.stored_events, restore=True)
             except BaseException:
                 self._unreserve(session_id)
@@ -702,7 +714,7 @@ class CoordinatedPersistence(SessionPersistence):
             state = self._states.get(session_id)
             if state is not None and state.owner is entry.session:
                 del self._states[session_id]
-        self._cache.pop(session_id, None)
+        self._cache_drop(session_id)
 
     async def _load_live(self, session_id: str, entry: _LiveEntry) -> SessionInspection:
         snapshot = entry.session.events  # linearization point: before the flush

@@ -32,6 +32,9 @@ def gc_paused() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0 and _state["enabled"]:
+                # The decoded log is long-lived and acyclic: move it to the permanent generation so
+                # the next collections do not walk hundreds of thousands of fresh dicts.
+                gc.freeze()
                 gc.enable()
 
 

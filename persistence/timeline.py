@@ -34,7 +34,6 @@ PRUNED = "pruned"  # a surface replacement (compaction / prune): model-only anno
 
 REPAIR_CODES = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
 REPAIR_LABELS = {"TOOL_OUTCOME_UNKNOWN": "outcome unknown (crash)", "TOOL_NOT_STARTED": "never started (crash)"}
-_CHUNK_ROW_TYPES = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
 SUMMARY_LIMIT = 200
 CHECKPOINT_MASK = 1023
 
@@ -778,81 +777,7 @@ def derive(records: Sequence[dict[str, Any]], start: int = 0, end: int | None = 
     return _Fold(records, len(records) if stored_count is None else stored_count).run(start, stop, checkpoint)
 
 
-# ---------------------------------------------------------------- details and lookups
-
-
-def node_detail(node: TimelineNode, records: Sequence[dict[str, Any]], limit: int = 200_000) -> str:
-    """Full readable text of a node, then the primary event as pretty JSON (for a detail pane)."""
-    out: list[str] = []
-    rec = records[node.index] if 0 <= node.index < len(records) else None
-    data = rec.get("data") if isinstance(rec, dict) else None
-    if node.kind in ("reasoning", "text", "block") and rec is not None:
-        bi = node.key[2] if len(node.key) > 2 else -1
-        content = _get(data, "message", "content")
-        if isinstance(content, list) and isinstance(bi, int) and 0 <= bi < len(content):
-            out.append(content_text([content[bi]]))
-    elif node.kind == "tool":
-        args_text = ""
-        if rec is not None and rec.get("type") == "tool/call":
-            args_text = _get(data, "arguments")
-        else:
-            content = _get(data, "message", "content")
-            for b in content if isinstance(content, list) else []:
-                if isinstance(b, dict) and b.get("id") == node.key[-1]:
-                    args_text = b.get("arguments")
-        out.append(f"{node.label}\n\narguments:\n{_pretty_json_text(args_text)}")
-        for child in node.children:
-            if child.kind == "result":
-                out.append("── result ──\n" + node_detail_text_only(child, records))
-    elif node.kind in ("user", "context", "result", "annotation"):
-        out.append(node_detail_text_only(node, records))
-    elif node.kind in ("turn", "step", "group"):
-        out.append(f"{node.label}: {node.summary}\n{node.info}")
-        if node.usage is not None:
-            u = node.usage
-            out.append(f"tokens: input {u.input} · output {u.output} · cache read {u.cache_read} · "
-                       f"cache write {u.cache_write} · reasoning {u.reasoning} · prompt-side {u.prompt}")
-    elif node.kind in ("stream", "attempt"):
-        parts = []
-        for s in node.seqs:
-            if 0 <= s < len(records):
-                ch = _get(records[s], "data", "chunk")
-                t = _get(ch, "text") or _get(ch, "argumentsDelta")
-                if isinstance(t, str):
-                    parts.append(t)
-        out.append("".join(parts))
-    if node.flags:
-        out.append("flags: " + ", ".join(sorted(node.flags)))
-    if rec is not None:
-        out.append(f"── event seq {node.seq} ({rec.get('type')}) ──\n" + json.dumps(rec, ensure_ascii=False, indent=2,
-                                                                                  default=str))
-    text = "\n\n".join(o for o in out if o)
-    if len(text) > limit:
-        text = text[:limit] + f"\n… ({len(text) - limit} more characters; see the Raw tab)"
-    return text
-
-
-def node_detail_text_only(node: TimelineNode, records: Sequence[dict[str, Any]]) -> str:
-    rec = records[node.index] if 0 <= node.index < len(records) else None
-    if rec is None:
-        return node.summary
-    data = rec.get("data")
-    if rec.get("type") == "tool/result":
-        text = content_text(_get(data, "message", "content"))
-        err = _get(data, "error")
-        if err is not None:
-            text = f"error: {compact_json(err)}\n\n{text}"
-        return text
-    return content_text(_get(data, "content"))
-
-
-def _pretty_json_text(text: Any) -> str:
-    if not isinstance(text, str):
-        return compact_json(text, 100_000)
-    try:
-        return json.dumps(json.loads(text), ensure_ascii=False, indent=2)
-    except ValueError:
-        return text
+# ---------------------------------------------------------------- folds of the whole log
 
 
 def latest_title(records: Sequence[dict[str, Any]]) -> str | None:
@@ -864,10 +789,6 @@ def latest_title(records: Sequence[dict[str, Any]]) -> str | None:
             if isinstance(title, str):
                 return title
     return None
-
-
-def is_chunk_row_type(t: Any) -> bool:
-    return t in _CHUNK_ROW_TYPES
 
 
 __all__ = [
@@ -888,7 +809,6 @@ __all__ = [
     "content_text",
     "derive",
     "latest_title",
-    "node_detail",
     "one_line",
     "span_containing",
     "tail_first_span",

@@ -1,0 +1,304 @@
+"""Keeps the session list in step with a root: first listing, watched changes, the periodic poll.
+
+Every refresh is a diff against what the model holds: a changed revision updates one row, a new
+artifact inserts a row, a vanished one removes its row.  The model is never reset while a root is open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.gui.details import DetailsPass
+from app.gui.diagnose_worker import scan_project, shared_pool
+from app.gui.engine import EngineGate, open_for_viewing
+from app.gui.gcpolicy import settle
+from app.gui.jobs import Jobs
+from app.gui.models.sessions import SessionListModel
+from app.gui.rows import SessionRow
+from app.gui.scan import (
+    FoundArtifact,
+    artifacts_in_project_dir,
+    artifacts_in_session_dir,
+    project_dirs,
+    scan_root,
+)
+from app.gui.watcher import RootWatcher
+from app.gui.workers import in_thread
+
+DEFAULT_POLL_MS = 5000
+
+
+def diff_listing(shown: dict[str, str | None], found: list[FoundArtifact]) -> tuple[list[str], list[FoundArtifact]]:
+    """(keys that vanished, artifacts that are new or changed) — run off the GUI thread for big roots."""
+    seen = set()
+    fresh = []
+    for a in found:
+        seen.add(a.key)
+        if shown.get(a.key, "\0absent") != a.revision:
+            fresh.append(a)
+    return [k for k in shown if k not in seen], fresh
+
+
+class SessionListController(QObject):
+    listing_finished = Signal(int)  # rows listed
+    root_failed = Signal(str)
+    session_changed = Signal(str)  # key of a row whose artifact changed
+    session_removed = Signal(str)
+    message = Signal(str)
+
+    def __init__(self, model: SessionListModel, jobs: Jobs, details: DetailsPass, *, poll_ms: int = DEFAULT_POLL_MS,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.jobs = jobs
+        self.details = details
+        self.root: str | None = None
+        self.store: EngineGate | None = None
+        self.is_jsonl = True
+        self.listed = asyncio.Event()
+        self._generation = 0
+        self._header_cache: dict[Any, Any] = {}
+        self._cancel_scan = threading.Event()
+        self._dirty: set[str] = set()
+        self.watcher = RootWatcher(parent=self)
+        self.watcher.changed.connect(self.on_paths_changed)
+        self.watcher.failed.connect(self.message)
+        self._pending: list[FoundArtifact] = []
+        self._batch_timer = QTimer(self)
+        self._batch_timer.setSingleShot(True)
+        self._batch_timer.setInterval(120)
+        self._batch_timer.timeout.connect(self._flush_found)
+        self._poll_ms = poll_ms
+        self._poll_again = False
+        self._poll = QTimer(self)
+        self._poll.setInterval(poll_ms)
+        self._poll.timeout.connect(self.poll)
+
+    # ------------------------------------------------------------ opening a root
+
+    def open_root(self, root: str) -> asyncio.Task[Any]:
+        return self.jobs.spawn(self._open_root(root), name="open-root", key="list")
+
+    async def _open_root(self, root: str) -> None:
+        await self._close_root()
+        self._generation += 1
+        generation = self._generation
+        self.root = os.path.abspath(root)
+        self.listed.clear()
+        self.model.clear()
+        if not os.path.exists(self.root):
+            self.root_failed.emit(f"No session root at {self.root}")
+            self.listed.set()
+            self.listing_finished.emit(0)
+            return
+        try:
+            self.store = EngineGate(await in_thread(open_for_viewing, self.root))
+        except Exception as err:
+            self.root_failed.emit(f"Cannot open {self.root}: {err}")
+            self.listed.set()
+            self.listing_finished.emit(0)
+            return
+        self.is_jsonl = os.path.isdir(self.root)
+        self.details.set_store(self.store, self.root)
+        if self.is_jsonl:
+            await self._list_jsonl(self.root, lambda batch: self._add_found(generation, batch))
+        else:
+            rows = await self._snapshot_rows()
+            self.model.append_rows(rows)
+            self.details.request([r.key for r in rows])
+        if generation != self._generation:
+            return
+        self._batch_timer.stop()
+        self._flush_found()
+        settle()
+        self.listed.set()
+        self.listing_finished.emit(self.model.total)
+        await self.watcher.start(self.root)
+        self._poll.start()
+
+    async def _list_jsonl(self, root: str, on_batch: Any) -> list[FoundArtifact]:
+        """Every artifact under ``root``: project directories in worker processes when possible."""
+        loop = asyncio.get_running_loop()
+        pool = shared_pool()
+        if pool is not None:
+            projects = await in_thread(project_dirs, root)
+            futures = [loop.run_in_executor(pool, scan_project, p) for p in projects]
+            found: list[FoundArtifact] = []
+            try:
+                for fut in asyncio.as_completed(futures):
+                    batch = await fut
+                    found.extend(batch)
+                    if batch and on_batch is not None:
+                        on_batch(batch)
+                return found
+            except (BrokenProcessPool, OSError, RuntimeError):
+                for f in futures:  # fall back to a thread scan; rows already shown are deduplicated by key
+                    f.cancel()
+        self._cancel_scan = cancel = threading.Event()
+
+        def thread_batch(batch: list[FoundArtifact]) -> None:  # scanner thread
+            if on_batch is not None:
+                loop.call_soon_threadsafe(on_batch, batch)
+
+        found = await in_thread(lambda: scan_root(root, on_batch=thread_batch, cancel=cancel,
+                                                  header_cache=self._header_cache), cancel=cancel)
+        await asyncio.sleep(0)  # let the last batch callback run
+        return found
+
+    def _add_found(self, generation: int, batch: list[FoundArtifact]) -> None:
+        """Listing batches are coalesced: the first shows at once, later ones every ~120 ms."""
+        if generation != self._generation:
+            return
+        first = not self._pending and self.model.total == 0
+        self._pending.extend(batch)
+        if first:
+            self._flush_found()
+        elif not self._batch_timer.isActive():
+            self._batch_timer.start()
+
+    def _flush_found(self) -> None:
+        batch, self._pending = self._pending, []
+        rows = [SessionRow.from_artifact(a) for a in batch]
+        self.model.append_rows(rows)
+        self.details.request([r.key for r in rows if r.needs_details])
+
+    async def _snapshot_rows(self) -> list[SessionRow]:
+        assert self.store is not None
+        snaps = await self.store.list_snapshots()
+        rows = []
+        for s in snaps:
+            meta = s.header.to_json()
+            loc = self.store.locate(meta)
+            rows.append(SessionRow.from_snapshot(meta, s.revision, None if loc is None else loc.path))
+        return rows
+
+    async def _close_root(self) -> None:
+        self._poll.stop()
+        self._batch_timer.stop()
+        self._pending = []
+        self._cancel_scan.set()
+        await self.watcher.stop()
+        self.details.set_store(None)
+        store, self.store = self.store, None
+        if store is not None:
+            await store.close()
+
+    async def close(self) -> None:
+        self._generation += 1
+        await self._close_root()
+
+    # ------------------------------------------------------------ refreshing
+
+    def on_paths_changed(self, targets: list[str]) -> None:
+        if not self.is_jsonl:  # a SQLite store changed: its snapshots say which sessions
+            self.poll()
+            return
+        self._dirty.update(targets)
+        if not self.jobs.running("refresh"):
+            self.jobs.spawn(self._refresh_dirty(), name="refresh", key="refresh")
+
+    async def _refresh_dirty(self) -> None:
+        while self._dirty and self.root is not None:
+            targets = sorted(self._dirty)
+            self._dirty.clear()
+            generation = self._generation
+            found = await in_thread(self._scan_targets, self.root, targets)
+            if generation != self._generation:
+                return
+            for target, artifacts in found:
+                self._apply(target, artifacts)
+
+    def _scan_targets(self, root: str, targets: list[str]) -> list[tuple[str, list[FoundArtifact]]]:
+        out = []
+        for target in targets:
+            rel = os.path.relpath(target, root)
+            depth = len([p for p in rel.split(os.sep) if p and p != "."])
+            project = rel.split(os.sep)[0]
+            if depth == 1:
+                arts = list(artifacts_in_project_dir(target, self._header_cache)) if os.path.isdir(target) else []
+            elif os.path.isdir(target):
+                arts = artifacts_in_session_dir(target, project, self._header_cache)
+            elif os.path.isfile(target) and (target.endswith(".jsonl") or target.endswith(".jsonl.zstd")):
+                arts = [a for a in artifacts_in_project_dir(os.path.dirname(target), self._header_cache) if a.path == target]
+            else:
+                arts = []
+            out.append((target, arts))
+        return out
+
+    def poll(self) -> None:
+        """The periodic safety net for what watching misses (and F5)."""
+        if self.root is None or not self.listed.is_set():
+            return
+        if self.jobs.running("poll"):
+            self._poll_again = True  # a change arrived mid-poll: look once more when this one ends
+            return
+        self.jobs.spawn(self._poll_loop(), name="poll", key="poll")
+
+    async def _poll_loop(self) -> None:
+        self._poll_again = True
+        while self._poll_again:
+            self._poll_again = False
+            await self._poll_once()
+
+    def refresh(self) -> None:
+        self._header_cache.clear()
+        self.poll()
+
+    async def _poll_once(self) -> None:
+        generation = self._generation
+        root = self.root
+        if root is None or self.store is None:
+            return
+        if self.is_jsonl:
+            started = asyncio.get_running_loop().time()
+            found = await self._list_jsonl(root, None)
+            if generation != self._generation:
+                return
+            shown = {k: r.revision for k, r in ((k, self.model.get(k)) for k in list(self.model.keys())) if r is not None}
+            gone, fresh = await in_thread(diff_listing, shown, found)
+            if generation == self._generation and (gone or fresh):
+                self._apply_rows(set(gone) | {a.key for a in fresh if a.key in shown},
+                                 [SessionRow.from_artifact(a) for a in fresh])
+            # A big root is polled less often: never more than ~5% of the time spent listing.
+            took_ms = int((asyncio.get_running_loop().time() - started) * 1000)
+            self._poll.setInterval(max(self._poll_ms, 20 * took_ms))
+        else:
+            rows = await self._snapshot_rows()
+            if generation == self._generation:
+                self._apply_rows({r.key for r in self.model.rows()}, rows)
+
+    def _apply(self, target: str, artifacts: list[FoundArtifact]) -> None:
+        prefix = target.rstrip(os.sep) + os.sep
+        old = {k for k in self.model.keys() if k == target or k.startswith(prefix)}
+        self._apply_rows(old, [SessionRow.from_artifact(a) for a in artifacts])
+
+    def _apply_rows(self, old_keys: set[str], rows: list[SessionRow]) -> None:
+        """``old_keys``: the rows this listing covers; ``rows``: what the listing found for them."""
+        new = {r.key: r for r in rows}
+        gone = [k for k in old_keys if k not in new]
+        if gone:
+            self.model.remove_keys(gone)
+            for k in gone:
+                self.details.forget(k)
+                self.session_removed.emit(k)
+        added = [r for k, r in new.items() if k not in old_keys]
+        if added:
+            self.model.append_rows(added)
+            self.details.request([r.key for r in added if r.needs_details])
+        for k, r in new.items():
+            if k not in old_keys:
+                continue
+            current = self.model.get(k)
+            if current is None or current.same_listing(r):
+                continue
+            self.model.replace_row(r)
+            if r.needs_details:
+                self.details.request([k], front=True)
+            self.session_changed.emit(k)
+

@@ -1,0 +1,121 @@
+"""Raw artifact lines as a table model over line offsets (the text is decoded once, rendered per visible row)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+from app.gui import style
+from app.gui.rawtext import K_CHUNK, K_HEADER, K_REQUEST, K_STEP, K_TOOL, K_TURN, K_USER, RawText
+
+Index = QModelIndex | QPersistentModelIndex
+
+# Boundaries stand out, streamed chunks recede: the eye finds turns and tool calls in a long log.
+KIND_COLORS = {K_HEADER: "#6a1b9a", K_TURN: "#0b57d0", K_STEP: "#3f6fc9", K_USER: "#00695c", K_CHUNK: "#9aa0a6",
+               K_TOOL: "#8a4f00", K_REQUEST: "#5f6368"}
+
+LINE_ROLE = Qt.ItemDataRole.UserRole + 1
+FULL_TEXT_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+class RawLinesModel(QAbstractTableModel):
+    COLUMNS = ("Line", "Text")
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._text = RawText()
+        self._mono = style.mono_font()
+        self._highlight: tuple[int, int] = (-1, -1)
+
+    @property
+    def text(self) -> RawText:
+        return self._text
+
+    def set_text(self, text: RawText) -> None:
+        self.beginResetModel()
+        self._text = text
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.set_text(RawText())
+
+    def apply_growth(self, delta: RawText) -> None:
+        """Replace the provisional tail (torn bytes, markers) and append ``delta``'s lines."""
+        t = self._text
+        if t.tail_from >= 0:
+            self.beginRemoveRows(QModelIndex(), t.tail_from, len(t) - 1)
+            t.drop_provisional()
+            self.endRemoveRows()
+        if len(delta) == 0:
+            t.consumed = delta.consumed or t.consumed
+            return
+        first = len(t)
+        self.beginInsertRows(QModelIndex(), first, first + len(delta) - 1)
+        base = len(t.data)
+        t.data += delta.data
+        t.starts.extend(s + base for s in delta.starts)
+        t.ends.extend(e + base for e in delta.ends)
+        t.seq_lo.extend(delta.seq_lo)
+        t.seq_hi.extend(delta.seq_hi)
+        t.kinds.extend(delta.kinds)
+        for k, v in delta.markers.items():
+            t.markers[first + k] = v
+        if delta.tail_from >= 0:
+            t.tail_from = first + delta.tail_from
+        t.consumed = delta.consumed
+        self.endInsertRows()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._text)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else 2
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < 2:
+            return self.COLUMNS[section]
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row = index.row()
+        t = self._text
+        if not 0 <= row < len(t):
+            return None
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return str(row + 1) if col == 0 else t.line_text(row)
+        if role == LINE_ROLE:
+            return row
+        if role == FULL_TEXT_ROLE:
+            return t.line_text(row, limit=None)
+        if role == Qt.ItemDataRole.FontRole:
+            return self._mono
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if row in t.markers:
+                return style.brush(style.STATUS_COLORS["corrupt"][0])
+            if col == 0 or t.is_provisional(row):
+                return style.brush(style.MUTED)
+            color = KIND_COLORS.get(t.kind(row))
+            return style.brush(color) if color else None
+        if role == Qt.ItemDataRole.BackgroundRole:
+            if row in t.markers:
+                return style.brush(style.STATUS_COLORS["corrupt"][1] or "#fde4e7")
+            if t.is_provisional(row):
+                return style.brush(style.STATUS_COLORS["torn-tail"][1] or "#ffe9dc")
+            return None
+        if role == Qt.ItemDataRole.TextAlignmentRole and col == 0:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole and col == 1:
+            seqs = t.seqs_of_line(row)
+            n = t.ends[row] - t.starts[row]
+            where = "" if seqs is None else (f"event seq {seqs[0]}" if seqs[0] == seqs[1] else f"events seq {seqs[0]}–{seqs[1]}")
+            return f"line {row + 1} · {n:,} bytes" + (f" · {where}" if where else "")
+        return None

@@ -1,0 +1,230 @@
+"""Find every session artifact under a JSONL root by walking its directories (no Qt).
+
+The engine's ``list()`` raises on a foreign layout and silently skips a log whose header line is
+unreadable (upstream behaviour), but a viewer must show every log it finds, so the session list is
+built from this walk: ``<root>/<project dir>/<session dir>/session.jsonl[.zstd]``.  Stray flat
+files (``<project>/<id>.jsonl``) are listed too; they make the engine refuse the whole root.
+
+Only headers are read here (the first zstd frame or the first line); statuses come later from the
+engine's ``diagnose``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from persistence.errors import SessionPersistenceError
+from persistence.jsonl import frames
+from persistence.jsonl.lines import parse_header_meta
+from persistence.jsonl.storage import revision_of
+
+RAW_NAME = "session.jsonl"
+ZSTD_NAME = "session.jsonl.zstd"
+HEADER_READ_LIMIT = 1 << 20
+_ESCAPE = re.compile(r"~([0-9A-F]{4})")
+
+
+class ScanCancelled(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class FoundArtifact:
+    """One session artifact on disk, with its header when that line can be read."""
+
+    key: str  # unique row key: the artifact path
+    path: str
+    project: str  # project directory name (the lossy cwd key, or _no-cwd)
+    dir_name: str  # session directory name (the encoded id)
+    compression: str  # "zstd" | "none"
+    size: int
+    mtime_ns: int
+    revision: str
+    meta: dict[str, Any] | None
+    problem: str | None = None  # why the header could not be used (listed as corrupt/unsupported)
+    problem_status: str | None = None  # "corrupt" | "unsupported"
+
+    @property
+    def session_id(self) -> str:
+        if self.meta is not None and isinstance(self.meta.get("id"), str):
+            return self.meta["id"]
+        name = self.dir_name
+        for suffix in (".jsonl.zstd", ".jsonl"):
+            name = name.removesuffix(suffix)
+        return decode_segment(name)
+
+    @property
+    def dev_ino(self) -> str:
+        return ":".join(self.revision.split(":")[:2])
+
+
+def decode_segment(name: str) -> str:
+    """Inverse of the engine's ``encode_segment`` (``~XXXX`` are UTF-16 code units)."""
+    if "~" not in name:
+        return name
+    out = bytearray()
+    pos = 0
+    for m in _ESCAPE.finditer(name):
+        out += name[pos : m.start()].encode("utf-16-le")
+        out += int(m.group(1), 16).to_bytes(2, "little")
+        pos = m.end()
+    out += name[pos:].encode("utf-16-le")
+    return out.decode("utf-16-le", "replace")
+
+
+def read_header_line(path: str, compression: str) -> bytes:
+    """The header record (without newline); raises ``SessionPersistenceError`` saying what is wrong."""
+    with open(path, "rb") as f:
+        acc = b""
+        while len(acc) < HEADER_READ_LIMIT:
+            chunk = f.read(65536)
+            if not chunk:
+                break
+            acc += chunk
+            if compression == "none":
+                nl = acc.find(b"\n")
+                if nl >= 0:
+                    return acc[:nl]
+                continue
+            ranges, _torn = frames.scan_frames(acc, max_frames=1)
+            if ranges:
+                plain = frames.decode_frame(acc, *ranges[0], header=True)
+                if not plain or plain[-1:] != b"\n" or b"\n" in plain[:-1]:
+                    raise frames.corrupt("first frame is not exactly one header line")
+                return plain[:-1]
+    if not acc:
+        raise SessionPersistenceError("empty session log (no header)")
+    raise SessionPersistenceError("no complete header record at the start of the log")
+
+
+def inspect_artifact(path: str, project: str, dir_name: str, compression: str,
+                     header_cache: dict[tuple[str, int, int], tuple[dict[str, Any] | None, str | None, str | None]]
+                     | None = None) -> FoundArtifact | None:
+    """Stat and read the header of one artifact; None when it vanished."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    rev = revision_of(st)
+    ckey = (path, st.st_dev, st.st_ino)
+    cached = header_cache.get(ckey) if header_cache is not None else None
+    if cached is None or (cached[0] is None and st.st_size > 0):
+        cached = _read_meta(path, compression)
+        if header_cache is not None:
+            header_cache[ckey] = cached
+    meta, problem, status = cached
+    return FoundArtifact(path, path, project, dir_name, compression, st.st_size, st.st_mtime_ns, rev, meta, problem, status)
+
+
+def _read_meta(path: str, compression: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    try:
+        line = read_header_line(path, compression)
+    except SessionPersistenceError as err:
+        return None, f"header unreadable: {err}", "corrupt"
+    except OSError as err:
+        return None, f"cannot read the log: {err.strerror or err}", "corrupt"
+    meta = parse_header_meta(line)
+    if meta is None:
+        return None, "corrupt session log: first line is not a session header", "corrupt"
+    return meta, None, None
+
+
+def _entries(path: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(path) as it:
+            entries = list(it)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return []
+    entries.sort(key=lambda e: os.fsencode(e.name))
+    return entries
+
+
+def artifacts_in_session_dir(session_dir: str, project: str, header_cache: dict[Any, Any] | None = None) -> list[FoundArtifact]:
+    out = []
+    name = os.path.basename(session_dir)
+    for fname, compression in ((ZSTD_NAME, "zstd"), (RAW_NAME, "none")):
+        found = inspect_artifact(os.path.join(session_dir, fname), project, name, compression, header_cache)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def artifacts_in_project_dir(project_dir: str, header_cache: dict[Any, Any] | None = None,
+                             cancelled: Callable[[], bool] | None = None) -> Iterator[FoundArtifact]:
+    project = os.path.basename(project_dir)
+    for e in _entries(project_dir):
+        if cancelled is not None and cancelled():
+            raise ScanCancelled()
+        if e.is_dir(follow_symlinks=False):
+            yield from artifacts_in_session_dir(e.path, project, header_cache)
+        elif e.name.endswith(".jsonl") or e.name.endswith(".jsonl.zstd"):
+            compression = "zstd" if e.name.endswith(".zstd") else "none"
+            found = inspect_artifact(e.path, project, e.name, compression, header_cache)
+            if found is not None:
+                yield FoundArtifact(found.key, found.path, project, e.name, compression, found.size, found.mtime_ns,
+                                    found.revision, found.meta,
+                                    "flat-file layout: the engine only reads <project>/<session>/session.jsonl[.zstd]; "
+                                    "it refuses the whole root while this file is here", "unsupported")
+
+
+def project_dirs(root: str) -> list[str]:
+    return [e.path for e in _entries(root) if e.is_dir(follow_symlinks=False)]
+
+
+def scan_root(root: str, *, batch_size: int = 500, on_batch: Callable[[list[FoundArtifact]], None] | None = None,
+              cancel: threading.Event | None = None, header_cache: dict[Any, Any] | None = None) -> list[FoundArtifact]:
+    """Every artifact under ``root`` in the engine's list order; batches are reported as they fill."""
+    out: list[FoundArtifact] = []
+    batch: list[FoundArtifact] = []
+
+    def cancelled() -> bool:
+        return cancel is not None and cancel.is_set()
+
+    for p in _entries(root):
+        if not p.is_dir(follow_symlinks=False):
+            continue
+        for found in artifacts_in_project_dir(p.path, header_cache, cancelled):
+            out.append(found)
+            batch.append(found)
+            if on_batch is not None and len(batch) >= batch_size:
+                on_batch(batch)
+                batch = []
+    if on_batch is not None and batch:
+        on_batch(batch)
+    return out
+
+
+def session_dir_of(root: str, path: str) -> str | None:
+    """The ``<root>/<project>/<session>`` directory a changed path belongs to (None for root-level paths).
+
+    A changed project directory itself maps to that project directory (a whole subtree may have moved).
+    """
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return None
+    if rel.startswith(".."):
+        return None
+    parts = [p for p in rel.split(os.sep) if p and p != "."]
+    if not parts:
+        return None
+    return os.path.join(root, *parts[:2])
+
+
+__all__ = [
+    "FoundArtifact",
+    "ScanCancelled",
+    "artifacts_in_project_dir",
+    "artifacts_in_session_dir",
+    "decode_segment",
+    "inspect_artifact",
+    "project_dirs",
+    "read_header_line",
+    "scan_root",
+    "session_dir_of",
+]

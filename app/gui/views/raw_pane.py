@@ -1,0 +1,132 @@
+"""The Raw tab: the decoded artifact as numbered lines (virtualised), and the selected line in full."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gui import style
+from app.gui.models.raw_lines import FULL_TEXT_ROLE, RawLinesModel
+
+PRETTY_LIMIT = 400_000
+
+
+class RawPane(QWidget):
+    line_selected = Signal(int)
+
+    def __init__(self, model: RawLinesModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.info = QLabel(self)
+        self.info.setContentsMargins(6, 4, 6, 4)
+        self.info.setStyleSheet(f"color: {style.MUTED};")
+        self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.view = QTableView(self)
+        v = self.view
+        v.setModel(model)
+        v.setFont(style.mono_font())
+        v.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        v.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        v.setWordWrap(False)
+        v.setShowGrid(False)
+        v.setTextElideMode(Qt.TextElideMode.ElideRight)
+        v.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        v.verticalHeader().setVisible(False)
+        v.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        v.verticalHeader().setDefaultSectionSize(v.fontMetrics().height() + 4)
+        h = v.horizontalHeader()
+        h.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
+        v.setColumnWidth(0, v.fontMetrics().horizontalAdvance("0000000") + 12)
+        h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.detail = QPlainTextEdit(self)
+        self.detail.setReadOnly(True)
+        self.detail.setFont(style.mono_font())
+        self.detail.setPlaceholderText("Select a line to read it in full (pretty-printed).")
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(v)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        split.setSizes([540, 180])
+        self.splitter = split
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.info)
+        layout.addWidget(split)
+        v.selectionModel().currentRowChanged.connect(self._current_changed)
+        self._pinned = True
+        self._pending_line = -1
+        model.modelReset.connect(lambda: setattr(self, "_pending_line", -1))
+        model.rowsAboutToBeInserted.connect(self._remember_pin)
+        model.rowsInserted.connect(self._follow_tail)
+
+    def set_info(self, text: str) -> None:
+        self.info.setText(text)
+
+    def _remember_pin(self, *_args: object) -> None:
+        bar = self.view.verticalScrollBar()
+        self._pinned = bar.value() >= bar.maximum() - 2
+
+    def _follow_tail(self, *_args: object) -> None:
+        if self._pinned:
+            QTimer.singleShot(0, self.view.scrollToBottom)
+
+    def select_line(self, line: int, *, center: bool = True) -> None:
+        if not 0 <= line < self.model.rowCount():
+            return
+        idx = self.model.index(line, 1)
+        self.view.selectionModel().setCurrentIndex(
+            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self.view.scrollTo(idx, QAbstractItemView.ScrollHint.PositionAtCenter if center else
+                           QAbstractItemView.ScrollHint.EnsureVisible)
+
+    def show_line(self, line: int) -> None:
+        """Scroll ``line`` into view without selecting it (now, or when the tab is next shown)."""
+        self._pending_line = line
+        if self.isVisible():
+            self._apply_pending()
+
+    def _apply_pending(self) -> None:
+        line, self._pending_line = self._pending_line, -1
+        if 0 <= line < self.model.rowCount():
+            self.view.scrollTo(self.model.index(line, 1), QAbstractItemView.ScrollHint.EnsureVisible)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._pending_line >= 0:
+            QTimer.singleShot(0, self._apply_pending)  # after the layout has given the view its size
+
+    def current_line(self) -> int:
+        idx = self.view.currentIndex()
+        return idx.row() if idx.isValid() else -1
+
+    def _current_changed(self, current: QModelIndex, _prev: QModelIndex) -> None:
+        if not current.isValid():
+            self.detail.clear()
+            return
+        text = self.model.data(current.siblingAtColumn(1), FULL_TEXT_ROLE) or ""
+        self.detail.setPlainText(pretty_line(text))
+        self.line_selected.emit(current.row())
+
+
+def pretty_line(text: str) -> str:
+    if len(text) > PRETTY_LIMIT:
+        return text[:PRETTY_LIMIT] + f"\n… ({len(text) - PRETTY_LIMIT:,} more characters)"
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False, indent=2)
+    except ValueError:
+        return text

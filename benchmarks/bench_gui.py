@@ -1,0 +1,247 @@
+"""Desktop window benchmark (offscreen). Prints numbers; asserts nothing.
+
+    python benchmarks/bench_gui.py [--sessions 10000] [--events 200000] [--workdir DIR] [--skip-list] [--skip-session]
+
+1. A root with ``--sessions`` small sessions: time to the first rows, to the full header listing, to
+   every row diagnosed, and the longest GUI-thread stall meanwhile.
+2. One ``--events`` session: time to the first timeline content at the tail, to the full index, raw
+   lines, the longest GUI-thread stall meanwhile, and peak RSS.
+
+Roots are generated once under ``--workdir`` (default: the temp dir) and reused by later runs.
+Stalls are measured by a 5 ms precise timer on the GUI thread: the largest gap between two ticks
+minus the interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from synthetic import batches, session_events  # noqa: E402
+
+from persistence import JsonlSessionPersistence  # noqa: E402
+from persistence.jsonl import frames  # noqa: E402
+from persistence.jsonl.paths import log_path  # noqa: E402
+from persistence.model.header import SessionHeader  # noqa: E402
+from persistence.model.jsontext import js_dumps  # noqa: E402
+
+BIG_ID = "bench-big"
+
+
+# ---------------------------------------------------------------- roots
+
+
+def build_many(root: str, n: int) -> None:
+    """``n`` sessions of ~60 events: one written by the engine, the rest share its body frames."""
+    marker = os.path.join(root, ".complete")
+    if os.path.exists(os.path.join(root, "..", f"many-{n}.complete")):
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    template_root = root + ".template"
+    shutil.rmtree(template_root, ignore_errors=True)
+
+    async def template() -> bytes:
+        store = JsonlSessionPersistence(template_root)
+        await store.create({"id": "template", "createdAt": 1, "cwd": "/bench/p0"})
+        await store.append("template", session_events(60, seed=3))
+        await store.close()
+        path = log_path(template_root, "/bench/p0", "template", "zstd")
+        data = open(path, "rb").read()
+        ranges, _ = frames.scan_frames(data)
+        return data[ranges[0][1] :]
+
+    body = asyncio.run(template())
+    shutil.rmtree(template_root, ignore_errors=True)
+    for i in range(n):
+        cwd = f"/bench/project-{i % 20}"
+        meta = {"version": 0, "id": f"s-{i:06d}", "createdAt": 1_767_225_600_000 + i, "cwd": cwd}
+        path = log_path(root, cwd, meta["id"], "zstd")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        header = frames.compress_frame(js_dumps(SessionHeader.from_json(meta).header_line()) + b"\n")
+        with open(path, "wb") as f:
+            f.write(header + body)
+    open(os.path.join(root, "..", f"many-{n}.complete"), "w").close()
+    del marker
+
+
+def build_big(root: str, n_events: int) -> None:
+    done = os.path.join(root, "..", f"big-{n_events}.complete")
+    if os.path.exists(done):
+        return
+    shutil.rmtree(root, ignore_errors=True)
+
+    async def write() -> None:
+        store = JsonlSessionPersistence(root)
+        await store.create({"id": BIG_ID, "createdAt": 1_767_225_600_000, "cwd": "/bench/big"})
+        for batch in batches(session_events(n_events)):
+            await store.append(BIG_ID, batch)
+        await store.close()
+
+    asyncio.run(write())
+    open(done, "w").close()
+
+
+# ---------------------------------------------------------------- measuring
+
+
+class StallMeter:
+    """Largest gap between ticks of a 5 ms timer on the GUI thread, minus the interval."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self.interval = 0.005
+        self.max_gap = 0.0
+        self._last = time.perf_counter()
+        self._timer = QTimer()
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.setInterval(int(self.interval * 1000))
+        self._timer.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.max_gap = max(self.max_gap, now - self._last)
+        self._last = now
+
+    def start(self) -> None:
+        self.max_gap = 0.0
+        self._last = time.perf_counter()
+        self._timer.start()
+
+    def stop_ms(self) -> float:
+        self._timer.stop()
+        return max(0.0, self.max_gap - self.interval) * 1000
+
+
+async def until(pred: Any, timeout: float = 600.0, step: float = 0.002) -> float:
+    t0 = time.perf_counter()
+    while not pred():
+        if time.perf_counter() - t0 > timeout:
+            raise TimeoutError("benchmark condition not reached")
+        await asyncio.sleep(step)
+    return time.perf_counter()
+
+
+async def bench_list(root: str, n: int, out: dict[str, Any]) -> None:
+    from app.gui.views.main_window import MainWindow
+
+    w = MainWindow(restore_geometry=False)
+    w.show()
+    meter = StallMeter()
+    meter.start()
+    t0 = time.perf_counter()
+    w.open_root(root)
+    t_first = await until(lambda: w.session_model.rowCount() > 0)
+    t_full = await until(w.controller.listed.is_set)
+    out["list_sessions"] = w.session_model.rowCount()
+    out["list_first_rows_s"] = t_first - t0
+    out["list_full_s"] = t_full - t0
+    t_details = await until(lambda: all(r.status != "pending" for r in w.session_model.rows()), step=0.05)
+    out["list_all_diagnosed_s"] = t_details - t0
+    out["list_gui_stall_max_ms"] = meter.stop_ms()
+    await w.shutdown()
+    w.close()
+
+
+async def bench_session(root: str, out: dict[str, Any]) -> None:
+    from app.gui.views.main_window import MainWindow
+
+    w = MainWindow(restore_geometry=False)
+    w.show()
+    indexed: list[float] = []
+    ready: list[float] = []
+    w.loader.indexed.connect(lambda _k: indexed.append(time.perf_counter()))
+    w.loader.timeline_ready.connect(lambda _k: ready.append(time.perf_counter()))
+    w.open_root(root)
+    await until(w.controller.listed.is_set)
+    await until(lambda: all(r.status != "pending" for r in w.session_model.rows()), step=0.05)
+    await until(lambda: bool(w.opened_keys))  # the window opens the first row by itself; wait it out
+    w.loader.close()
+    await asyncio.sleep(0.2)
+    ready.clear()
+    indexed.clear()
+    w.opened_keys.clear()
+    engine = w.controller.store.store if w.controller.store is not None else None
+    cache = getattr(engine, "_cache", None)
+    if cache is not None:
+        cache.clear()  # measure a cold open: the engine must parse the log again
+    meter = StallMeter()
+    meter.start()
+    t0 = time.perf_counter()
+    row = w.session_model.find_id(BIG_ID)
+    w.open_session_key(row.key)
+    await until(lambda: bool(ready) and w.timeline_model.rowCount() > 0)
+    t_first = ready[0]
+    await until(lambda: bool(w.opened_keys))
+    t_loaded = time.perf_counter()
+    await until(lambda: bool(indexed))
+    out["session_events"] = len(w.timeline_model.records)
+    out["session_blocks"] = len(w.timeline_model.spans)
+    out["timeline_first_content_s"] = t_first - t0
+    out["first_view_with_raw_s"] = t_loaded - t0
+    out["timeline_full_index_s"] = indexed[0] - t0
+    out["raw_lines"] = w.raw_model.rowCount()
+    out["session_gui_stall_max_ms"] = meter.stop_ms()
+    await w.shutdown()
+    w.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sessions", type=int, default=10_000)
+    ap.add_argument("--events", type=int, default=200_000)
+    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "sessionscope-bench"))
+    ap.add_argument("--skip-list", action="store_true")
+    ap.add_argument("--skip-session", action="store_true")
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    many = os.path.join(args.workdir, f"many-{args.sessions}")
+    big = os.path.join(args.workdir, f"big-{args.events}")
+    out: dict[str, Any] = {}
+    t = time.perf_counter()
+    if not args.skip_list:
+        build_many(many, args.sessions)
+    if not args.skip_session:
+        build_big(big, args.events)
+    out["generate_roots_s"] = time.perf_counter() - t
+
+    from app.gui.qtfix import guard_bool_refcounts
+
+    guard_bool_refcounts()
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+
+    async def run_all() -> None:
+        if not args.skip_list:
+            await bench_list(many, args.sessions, out)
+        if not args.skip_session:
+            await bench_session(big, out)
+
+    with loop:
+        loop.run_until_complete(run_all())
+    from app.gui.diagnose_worker import shutdown_pool
+
+    shutdown_pool()
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    for k, v in out.items():
+        print(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}")
+
+
+if __name__ == "__main__":
+    main()
