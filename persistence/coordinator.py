@@ -302,7 +302,7 @@ class CoordinatedPersistence(SessionPersistence):
     def _cache_drop(self, session_id: str, only: PreparedSource | None = None) -> None:
         with self._cache_lock:
             if only is None or self._cache.get(session_id) is only:
-                self._cache_drop(session_id)
+                self._cache.pop(session_id, None)
 
     def _cached_fresh(self, session_id: str, token: CancelToken) -> PreparedSource | None:
         with self._cache_lock:

@@ -63,7 +63,7 @@ def classify(event: dict[str, Any]) -> str | None:
     return None
 
 
-def _continues(kind: str, prev: dict[str, Any], nxt: dict[str, Any]) -> bool:
+def continues(kind: str, prev: dict[str, Any], nxt: dict[str, Any]) -> bool:
     if nxt["seq"] != prev["seq"] + 1 or abs(nxt["time"] - prev["time"]) > MAX_SAFE_INTEGER:
         return False
     pd, nd = prev["data"], nxt["data"]
@@ -133,7 +133,7 @@ def pack_runs(
             run, run_kind = [], None
             out.append(ev)
             continue
-        if kind == run_kind and _continues(kind, run[-1], ev):
+        if kind == run_kind and continues(kind, run[-1], ev):
             run.append(ev)
             continue
         flush()

@@ -12,7 +12,8 @@ from typing import Any
 
 from persistence.errors import SessionArgumentError
 from persistence.model.chunk_rows import classify
-from persistence.model.jsontext import MAX_SAFE_INTEGER, js_dumps
+from persistence.model.chunk_rows import continues as _continues
+from persistence.model.jsontext import js_dumps
 from persistence.sqlite.constants import (
     MAX_PACKED_DATA_BYTES,
     MAX_PACKED_ROW_MEMBERS,
@@ -44,21 +45,6 @@ class PackedRecord:
 def _int(v: Any) -> Any:
     # JS cannot tell 5.0 from 5; SQLite STRICT INTEGER columns want the int.
     return int(v) if type(v) is float and v.is_integer() else v
-
-
-def _continues(kind: str, prev: dict[str, Any], nxt: dict[str, Any]) -> bool:
-    if nxt["seq"] != prev["seq"] + 1 or abs(nxt["time"] - prev["time"]) > MAX_SAFE_INTEGER:
-        return False
-    pd, nd = prev["data"], nxt["data"]
-    if pd["turn"] != nd["turn"] or pd["step"] != nd["step"]:
-        return False
-    pc, nc = pd["chunk"], nd["chunk"]
-    if pc["index"] != nc["index"]:
-        return False
-    if kind == "tool-call-delta":
-        if pc["id"] != nc["id"] or ("name" in pc) != ("name" in nc) or pc.get("name") != nc.get("name"):
-            return False
-    return True
 
 
 def _payload(kind: str, members: list[dict[str, Any]]) -> bytes:
