@@ -11,18 +11,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import statistics
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from bench_engine import peak_rss_mb, timed
 from synthetic import batches, session_events
 
 from persistence import JsonlSessionPersistence
@@ -34,19 +32,6 @@ from persistence.sqlite.storage import INSERT_EVENT, SqliteStorage
 
 SESSION_ID = "big-session"
 META = {"version": 0, "id": SESSION_ID, "createdAt": 1, "cwd": "/bench/project"}
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-async def timed(fn: Callable[[], Awaitable[Any]], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        await fn()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples) * 1000
 
 
 def describe(path: str) -> str:

@@ -32,9 +32,8 @@ def gc_paused() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0 and _state["enabled"]:
-                # The decoded log is long-lived and acyclic: move it to the permanent generation so
-                # the next collections do not walk hundreds of thousands of fresh dicts.
-                gc.freeze()
+                # No gc.freeze() here: it would also pin whatever cyclic garbage other code has
+                # pending. A host that keeps big logs alive (the window) sets its own GC policy.
                 gc.enable()
 
 

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from persistence.errors import SessionPersistenceError
-from persistence.jsonl import frames
 from persistence.jsonl.lines import parse_header_meta
-from persistence.jsonl.storage import revision_of
+from persistence.jsonl.storage import read_first_line, revision_of
 
 RAW_NAME = "session.jsonl"
 ZSTD_NAME = "session.jsonl.zstd"
@@ -79,25 +78,10 @@ def decode_segment(name: str) -> str:
 
 def read_header_line(path: str, compression: str) -> bytes:
     """The header record (without newline); raises ``SessionPersistenceError`` saying what is wrong."""
-    with open(path, "rb") as f:
-        acc = b""
-        while len(acc) < HEADER_READ_LIMIT:
-            chunk = f.read(65536)
-            if not chunk:
-                break
-            acc += chunk
-            if compression == "none":
-                nl = acc.find(b"\n")
-                if nl >= 0:
-                    return acc[:nl]
-                continue
-            ranges, _torn = frames.scan_frames(acc, max_frames=1)
-            if ranges:
-                plain = frames.decode_frame(acc, *ranges[0], header=True)
-                if not plain or plain[-1:] != b"\n" or b"\n" in plain[:-1]:
-                    raise frames.corrupt("first frame is not exactly one header line")
-                return plain[:-1]
-    if not acc:
+    line = read_first_line(path, compression, limit=HEADER_READ_LIMIT)
+    if line is not None:
+        return line
+    if os.path.getsize(path) == 0:
         raise SessionPersistenceError("empty session log (no header)")
     raise SessionPersistenceError("no complete header record at the start of the log")
 

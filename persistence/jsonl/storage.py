@@ -79,6 +79,33 @@ def read_stable(path: str, token: CancelToken) -> tuple[bytes, str]:
             return data, after
 
 
+def read_first_line(path: str, compression: str, *, limit: int | None = None) -> bytes | None:
+    """The header record without its newline, reading 8 KiB at a time; None when the file ends
+    (or ``limit`` bytes pass) before a complete first line/frame. Structural damage raises."""
+    acc = b""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        while limit is None or len(acc) < limit:
+            chunk = os.read(fd, HEADER_CHUNK)
+            if not chunk:
+                return None
+            acc += chunk
+            if compression == "none":
+                nl = acc.find(b"\n")
+                if nl >= 0:
+                    return acc[:nl]
+                continue
+            ranges, _torn = frames.scan_frames(acc, max_frames=1)
+            if ranges:
+                plain = frames.decode_frame(acc, *ranges[0], header=True)
+                if not plain or plain[-1:] != b"\n" or b"\n" in plain[:-1]:
+                    raise frames.corrupt("first frame is not exactly one header line")
+                return plain[:-1]
+        return None
+    finally:
+        os.close(fd)
+
+
 def event_lines(events: list[dict[str, Any]], pack_chunks: bool) -> bytes:
     records = pack_runs(events) if pack_chunks else events
     return b"\n".join(js_dumps(r) for r in records)
@@ -263,27 +290,7 @@ class JsonlStorage(StorageBackend):
             return None
 
     def _read_first_line(self, path: str) -> bytes | None:
-        acc = b""
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            while True:
-                chunk = os.read(fd, HEADER_CHUNK)
-                if not chunk:
-                    return None
-                acc += chunk
-                if self.compression == "none":
-                    nl = acc.find(b"\n")
-                    if nl >= 0:
-                        return acc[:nl]
-                    continue
-                ranges, _torn = frames.scan_frames(acc, max_frames=1)
-                if ranges:
-                    plain = frames.decode_frame(acc, *ranges[0], header=True)
-                    if not plain or plain[-1:] != b"\n" or b"\n" in plain[:-1]:
-                        raise frames.corrupt("first frame is not exactly one header line")
-                    return plain[:-1]
-        finally:
-            os.close(fd)
+        return read_first_line(path, self.compression)
 
     def _list_artifacts(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
         token.check()
