@@ -118,7 +118,7 @@ def check_liveness(ref: ArtifactRef, *, quiet_seconds: float = DEFAULT_QUIET_SEC
     age = last_modified_age_s(ref, time.time() if now is None else now)
     if age < quiet_seconds:
         return (f"the artifact changed {age:.1f} s ago (less than {quiet_seconds:g} s): an agent may still be "
-                "writing it; wait, or confirm/--force to repair anyway")
+                "writing it; wait, or override the guard (confirm in the window, --force on the command line)")
     if ref.kind == "sqlite":
         try:
             pin = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True, timeout=0, isolation_level=None)
@@ -161,21 +161,18 @@ def _claim_backup_name(path: str, stamp: str) -> tuple[str, int]:
             n += 1
 
 
-def backup_artifact(ref: ArtifactRef, *, now: float | None = None) -> str:
-    """Copy the artifact aside (fsynced) before any write; returns the backup path.
+def _copy_artifact_to(ref: ArtifactRef, target: str, fd: int) -> None:
+    """Copy the artifact into ``target`` (already created, open as ``fd``, which this closes); fsynced.
 
-    The backup is created exclusively with mode 0600 (never replacing an earlier backup). JSONL: the
-    transcript's bytes (and times). SQLite: the online backup API reading through any ``-wal``.
+    JSONL: the transcript's bytes (and times).  SQLite: the online backup API, reading through any ``-wal``.
     """
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
-    target, fd = _claim_backup_name(ref.path, stamp)
     try:
         if ref.kind == "sqlite":
             os.close(fd)
             fd = -1
             src = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True)
             try:
-                dst = sqlite3.connect(target)  # the empty file claimed above is an empty database
+                dst = sqlite3.connect(target)  # the empty file created by the caller is an empty database
                 try:
                     src.backup(dst)
                 finally:
@@ -183,7 +180,6 @@ def backup_artifact(ref: ArtifactRef, *, now: float | None = None) -> str:
             finally:
                 src.close()
         else:
-            # Upstream ignores other files in the session folder, so the backup can live beside the transcript.
             with open(ref.path, "rb") as f:
                 while chunk := f.read(1 << 20):
                     view = memoryview(chunk)
@@ -191,18 +187,53 @@ def backup_artifact(ref: ArtifactRef, *, now: float | None = None) -> str:
                         view = view[os.write(fd, view):]
             st = os.stat(ref.path)
             os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
-    except BaseException:
+    finally:
         if fd >= 0:
             os.close(fd)
-        try:
-            os.unlink(target)
-        except OSError:
-            pass
-        raise
-    if fd >= 0:
-        os.close(fd)
     _fsync_file(target)
+
+
+def backup_artifact(ref: ArtifactRef, *, now: float | None = None) -> str:
+    """Copy the artifact aside (fsynced) before any write; returns the backup path.
+
+    The backup is created exclusively with mode 0600 (never replacing an earlier backup).  Upstream
+    ignores other files in the session folder, so a JSONL backup can live beside the transcript.
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
+    target, fd = _claim_backup_name(ref.path, stamp)
+    try:
+        _copy_artifact_to(ref, target, fd)
+    except BaseException:
+        _unlink_quietly(target)
+        raise
     return target
+
+
+def export_artifact(ref: ArtifactRef, dest: str) -> str:
+    """Copy the raw artifact to ``dest`` (a corrupt log's bytes for analysis); the source is only read.
+
+    The copy is written beside ``dest`` under a temporary name and renamed into place, so an
+    interrupted copy never leaves a half file where the user asked for one.
+    """
+    dest = os.path.abspath(dest)
+    if os.path.exists(dest) and os.path.samefile(dest, ref.path):
+        raise RepairRefused(f"{dest} is the artifact itself; choose another destination")
+    partial = f"{dest}.partial-{os.getpid()}"
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        _copy_artifact_to(ref, partial, fd)
+        os.replace(partial, dest)
+    except BaseException:
+        _unlink_quietly(partial)
+        raise
+    return dest
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 async def repair_session(
@@ -212,8 +243,14 @@ async def repair_session(
     force: bool = False,
     dry_run: bool = False,
     quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+    expected_revision: str | None = None,
 ) -> RepairResult:
+    """Repair ``session_id`` unless refused; ``expected_revision`` pins the repair to the preview a user saw."""
     preview = await preview_repair(store, session_id)
+    if expected_revision is not None and preview.revision != expected_revision:
+        raise RepairRefused(
+            f'session "{session_id}" changed since its repair was previewed; nothing was changed — preview it again'
+        )
     if preview.status in ("corrupt", "unsupported"):
         raise RepairRefused(
             f'session "{session_id}" is {preview.status}, not repairable: {preview.reason}. Nothing was changed; '

@@ -214,6 +214,22 @@ class SessionListController(QObject):
             for target, artifacts in found:
                 self._apply(target, artifacts)
 
+    async def rescan(self, paths: list[str]) -> None:
+        """Bring the rows under ``paths`` (session or project directories) up to date now, after our own write.
+
+        A SQLite store has no per-session files: its snapshots are polled instead.
+        """
+        if self.root is None or self.store is None:
+            return
+        if not self.is_jsonl:
+            await self._poll_once()
+            return
+        generation = self._generation
+        found = await in_thread(self._scan_targets, self.root, paths)
+        if generation == self._generation:
+            for target, artifacts in found:
+                self._apply(target, artifacts)
+
     def _scan_targets(self, root: str, targets: list[str]) -> list[tuple[str, list[FoundArtifact]]]:
         out = []
         for target in targets:

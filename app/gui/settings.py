@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings
 
 MAX_RECENT = 8
+DEFAULT_QUIET_SECONDS = 10.0
 
 
 class AppSettings:
@@ -44,4 +45,22 @@ class AppSettings:
         recent = [root] + [r for r in self.recent_roots() if r != root]
         self.q.setValue("roots/recent", recent[:MAX_RECENT])
         self.q.setValue("roots/last", root)
+        self.q.sync()
+
+    def quiet_seconds(self) -> float:
+        """The repair liveness guard: refuse when the artifact changed more recently than this."""
+        v: Any = self.q.value("actions/quietSeconds")
+        try:
+            return max(0.0, float(v)) if v is not None else DEFAULT_QUIET_SECONDS
+        except (TypeError, ValueError):
+            return DEFAULT_QUIET_SECONDS
+
+    def resume_template(self) -> str:
+        from app.actions.resume import DEFAULT_TEMPLATE
+
+        v = self.q.value("actions/resumeTemplate")
+        return v if isinstance(v, str) and v.strip() else DEFAULT_TEMPLATE
+
+    def set_resume_template(self, template: str) -> None:
+        self.q.setValue("actions/resumeTemplate", template)
         self.q.sync()

@@ -17,7 +17,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QFont
 
 from app.gui import style
-from persistence.timeline import TimelineNode, derive
+from persistence.timeline import OPEN, SYNTHETIC, TimelineNode, derive
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -152,6 +152,22 @@ class TimelineModel(QAbstractItemModel):
         if not index.isValid():
             return None
         return index.internalPointer()  # type: ignore[no-any-return]
+
+    def turn_info(self, index: Index) -> tuple[int, bool] | None:
+        """(turn number, completed) of the turn that holds ``index``; completed means a stored ``turn/end``.
+
+        A turn closed only by ``inspect``'s synthetic closers is not completed: nothing on disk ends it.
+        """
+        node = self.node(index)
+        while node is not None and node.kind != "turn":
+            node = node.parent
+        if node is None or not 0 <= node.index < len(self._records):
+            return None
+        data = self._records[node.index].get("data")
+        turn = data.get("turn") if isinstance(data, dict) else None
+        if not isinstance(turn, int) or isinstance(turn, bool):
+            return None
+        return turn, not (node.flags & {OPEN, SYNTHETIC})
 
     def is_sentinel(self, index: Index) -> bool:
         return index.isValid() and index.internalPointer() is self._sentinel and self._sentinel is not None

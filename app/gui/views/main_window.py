@@ -9,14 +9,16 @@ from __future__ import annotations
 import asyncio
 import html
 import os
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QSizePolicy,
     QSplitter,
@@ -34,6 +36,7 @@ from app.gui.models.raw_lines import RawLinesModel
 from app.gui.models.sessions import SessionListModel
 from app.gui.models.timeline import TimelineModel
 from app.gui.rows import SessionRow
+from app.gui.session_actions import SessionActions
 from app.gui.session_loader import OpenSession, SessionLoader
 from app.gui.settings import AppSettings
 from app.gui.views.header_pane import HeaderPane
@@ -75,6 +78,9 @@ class MainWindow(QMainWindow):
         self.raw_model = RawLinesModel(self)
         self.header_model = HeaderFieldsModel(self)
         self.loader = SessionLoader(self.jobs, self.timeline_model, self.raw_model, self)
+        self.actions = SessionActions(parent_widget=self, jobs=self.jobs, controller=self.controller,
+                                      model=self.session_model, loader=self.loader, settings=self.settings,
+                                      select_session=self.select_session)
         self._open_key: str | None = None
         self._want_session: str | None = None
         self._syncing = False
@@ -139,6 +145,22 @@ class MainWindow(QMainWindow):
         for a in (self.act_open, self.act_open_store, self.act_demo, self.act_refresh, self.act_quit):
             file_menu.addAction(a)
             self.addAction(a)
+        session_menu = self.menuBar().addMenu("&Session")
+        self.act_repair = QAction("&Repair …", self, shortcut=QKeySequence("Ctrl+R"),
+                                  triggered=lambda: self._on_current(self.actions.repair))
+        self.act_fork_here = QAction("Fork &here, after the selected turn …", self, shortcut=QKeySequence("Ctrl+Shift+F"),
+                                     triggered=self._fork_here)
+        self.act_fork_last = QAction("&Fork after the last completed turn …", self,
+                                     triggered=lambda: self._on_current(self.actions.fork))
+        self.act_resume = QAction("Re&sume in the harness …", self, shortcut=QKeySequence("Ctrl+Shift+R"),
+                                  triggered=lambda: self._on_current(self.actions.resume))
+        self.act_copy_raw = QAction("&Copy raw artifact …", self, triggered=lambda: self._on_current(self.actions.ask_copy_raw))
+        self.session_actions = (self.act_repair, self.act_fork_here, self.act_fork_last, self.act_resume, self.act_copy_raw)
+        for a in self.session_actions:
+            session_menu.addAction(a)
+            self.addAction(a)
+        session_menu.insertSeparator(self.act_copy_raw)
+        self._update_actions()
         view_menu = self.menuBar().addMenu("&View")
         for key, (name, tab) in {"Ctrl+1": ("&Header", TAB_HEADER), "Ctrl+2": ("&Timeline", TAB_TIMELINE),
                                  "Ctrl+3": ("&Raw", TAB_RAW)}.items():
@@ -160,6 +182,7 @@ class MainWindow(QMainWindow):
         lp.session_activated.connect(self._focus_content)
         lp.demo_requested.connect(self.open_demo)
         lp.open_root_requested.connect(self.choose_root)
+        lp.context_menu_requested.connect(self._list_menu)
         c = self.controller
         c.listing_finished.connect(self._listing_finished)
         c.root_failed.connect(self._root_failed)
@@ -181,6 +204,9 @@ class MainWindow(QMainWindow):
         ld.progress_finished.connect(self.progress.untrack)
         self.progress.cancel_requested.connect(self.loader.cancel)
         self.timeline_pane.node_selected.connect(self._timeline_selected)
+        self.timeline_pane.node_selected.connect(lambda _n: self._update_actions())
+        self.timeline_pane.fork_requested.connect(self._fork_turn)
+        self.actions.message.connect(lambda m: self.statusBar().showMessage(m, 15_000))
         self.raw_pane.line_selected.connect(self._raw_selected)
         self.header_pane.link_activated.connect(self.open_linked)
         self.jobs.failed.connect(lambda name, msg: self.statusBar().showMessage(f"{name} failed: {msg}", 15_000))
@@ -293,6 +319,7 @@ class MainWindow(QMainWindow):
         if key == self._open_key and self.loader.current is not None:
             return
         self._open_key = key
+        self._update_actions()
         self.loader.store = self.controller.store
         self.loader.is_jsonl = self.controller.is_jsonl
         self._show_header(row)
@@ -406,6 +433,7 @@ class MainWindow(QMainWindow):
             r = self.session_model.row_at(row)
             self._show_session_label(r)
             self._show_header(r)
+            self._update_actions()
 
     def _schedule_counts(self, _waiting: int = 0) -> None:
         if not self._counts_timer.isActive():  # a throttle, not a debounce: a steady stream still updates
@@ -424,6 +452,49 @@ class MainWindow(QMainWindow):
 
     def _progress_started(self, progress: Progress) -> None:
         self.progress.track(progress)
+
+    # ------------------------------------------------------------ session actions
+
+    def current_row(self) -> SessionRow | None:
+        return self.session_model.get(self._open_key) if self._open_key else None
+
+    def _on_current(self, action: Callable[[SessionRow], object]) -> None:
+        row = self.current_row()
+        if row is not None:
+            action(row)
+
+    def _update_actions(self) -> None:
+        row = self.current_row()
+        a = self.actions
+        self.act_repair.setEnabled(a.can_repair(row))
+        self.act_fork_last.setEnabled(a.can_fork(row))
+        self.act_resume.setEnabled(a.can_resume(row))
+        self.act_copy_raw.setEnabled(a.can_copy_raw(row))
+        text, turn = self.timeline_pane.fork_action_text()
+        self.act_fork_here.setText(text)
+        self.act_fork_here.setEnabled(a.can_fork(row) and turn is not None)
+
+    def _fork_here(self) -> None:
+        _text, turn = self.timeline_pane.fork_action_text()
+        if turn is None:
+            self.statusBar().showMessage("Select a row inside a completed turn to fork after it", 10_000)
+            return
+        self._fork_turn(turn)
+
+    def _fork_turn(self, turn: int) -> None:
+        row = self.current_row()
+        if row is not None:
+            self.actions.fork(row, turn)
+
+    def _list_menu(self, key: str, pos: QPoint) -> None:
+        if key != self._open_key:
+            self.list_pane.select_key(key)
+        self._update_actions()
+        menu = QMenu(self)
+        for a in (self.act_repair, self.act_fork_last, self.act_resume, self.act_copy_raw):
+            menu.addAction(a)
+        self.list_pane.last_menu = menu
+        menu.popup(pos)
 
     # ------------------------------------------------------------ timeline <-> raw
 
@@ -464,6 +535,7 @@ class MainWindow(QMainWindow):
             "Ctrl+F  filter sessions      Esc  cancel a load / leave the filter",
             "Ctrl+1 / Ctrl+2 / Ctrl+3  Header / Timeline / Raw",
             "Ctrl+O  open a root folder   F5  refresh",
+            "Ctrl+R  repair …   Ctrl+Shift+R  resume …   Ctrl+Shift+F  fork after the selected turn …",
         )))
 
     def closeEvent(self, event: QCloseEvent) -> None:

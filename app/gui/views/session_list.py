@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QStackedWidget,
     QTableView,
@@ -38,6 +39,7 @@ class SessionListPane(QWidget):
     session_activated = Signal(str)  # Enter: go to the session's content
     demo_requested = Signal()
     open_root_requested = Signal()
+    context_menu_requested = Signal(str, QPoint)  # row key, global position
 
     def __init__(self, model: SessionListModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -78,6 +80,9 @@ class SessionListPane(QWidget):
         t.selectionModel().currentRowChanged.connect(self._current_changed)
         t.activated_key.connect(self.session_activated)
         t.doubleClicked.connect(lambda idx: self.session_activated.emit(idx.data(KEY_ROLE)))
+        t.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        t.customContextMenuRequested.connect(self._context_menu)
+        self.last_menu: QMenu | None = None
 
         self.empty = QWidget(self)
         self.empty_label = QLabel(self.empty)
@@ -163,6 +168,11 @@ class SessionListPane(QWidget):
     def focus_filter(self) -> None:
         self.filter.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.filter.selectAll()
+
+    def _context_menu(self, pos: QPoint) -> None:
+        idx = self.table.indexAt(pos)
+        if idx.isValid():
+            self.context_menu_requested.emit(idx.data(KEY_ROLE), self.table.viewport().mapToGlobal(pos))
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QSizePolicy,
     QSplitter,
@@ -83,6 +84,7 @@ class TimelineTree(QTreeView):
 
 class TimelinePane(QWidget):
     node_selected = Signal(object)  # TimelineNode
+    fork_requested = Signal(int)  # turn number: "Fork here"
 
     def __init__(self, model: TimelineModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -111,6 +113,9 @@ class TimelinePane(QWidget):
         layout.addWidget(self.banner)
         layout.addWidget(split)
         self.tree.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
+        self.last_menu: QMenu | None = None
         self._pinned = True
         model.rowsAboutToBeInserted.connect(self._remember_pin)
         model.rowsInserted.connect(self._follow_tail)
@@ -178,6 +183,33 @@ class TimelinePane(QWidget):
             return
         self.detail.setPlainText(node_detail(node, self.model.records))
         self.node_selected.emit(node)
+
+    def selected_turn(self) -> tuple[int, bool] | None:
+        """(turn, completed) of the turn holding the current row."""
+        return self.model.turn_info(self.tree.currentIndex())
+
+    def fork_action_text(self) -> tuple[str, int | None]:
+        """The "Fork here" entry for the current row: its text, and the turn it forks after (None: disabled)."""
+        info = self.selected_turn()
+        if info is None:
+            return "Fork here (select a row inside a completed turn)", None
+        turn, completed = info
+        if not completed:
+            return f"Fork here — turn {turn} has not completed", None
+        return f"Fork here, after turn {turn} …", turn
+
+    def _context_menu(self, pos: QPoint) -> None:
+        idx = self.tree.indexAt(pos)
+        if idx.isValid():
+            self.tree.setCurrentIndex(idx)
+        text, turn = self.fork_action_text()
+        menu = QMenu(self)
+        act = menu.addAction(text)
+        act.setEnabled(turn is not None)
+        if turn is not None:
+            act.triggered.connect(lambda _c=False, t=turn: self.fork_requested.emit(t))
+        self.last_menu = menu
+        menu.popup(self.tree.viewport().mapToGlobal(pos))
 
     def current_node(self) -> TimelineNode | None:
         return self.model.node(self.tree.currentIndex())

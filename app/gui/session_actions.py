@@ -1,0 +1,286 @@
+"""The window's session actions: repair, fork, resume and copying the raw artifact.
+
+Each action is one job (a second one waits its turn: the user is told, nothing is queued).  The
+action opens its own writable store on the root for just as long as it runs, while the browser keeps
+its read-only one, computes what it will do without writing, asks in a dialog, and only then calls the
+Qt-free actions of ``app.actions``.  A rejected dialog or a cancelled job writes nothing.  Afterwards
+the list rows it touched are re-scanned at once and the open session is reloaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
+
+from app.actions import fork as fork_action
+from app.actions import repair as repair_action
+from app.actions import resume as resume_action
+from app.actions.artifacts import ArtifactRef
+from app.gui.jobs import Jobs
+from app.gui.list_controller import SessionListController
+from app.gui.models.sessions import SessionListModel
+from app.gui.rows import SessionRow
+from app.gui.session_loader import SessionLoader
+from app.gui.settings import AppSettings
+from app.gui.views.action_dialogs import ConfirmDialog, RepairDialog, ResumeDialog, await_dialog
+from app.gui.workers import in_thread
+from persistence import CoordinatedPersistence, SessionPersistenceError, open_store
+
+REPAIRABLE = ("open-turn", "torn-tail")
+READABLE = ("ok", "open-turn", "torn-tail")
+
+
+@asynccontextmanager
+async def writable_store(root: str) -> AsyncIterator[CoordinatedPersistence]:
+    store = await in_thread(open_store, root)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+class SessionActions(QObject):
+    done = Signal(str, str, str)  # action, outcome ("done" | "cancelled" | "refused" | "failed"), message
+    message = Signal(str)
+
+    def __init__(self, *, parent_widget: QWidget, jobs: Jobs, controller: SessionListController,
+                 model: SessionListModel, loader: SessionLoader, settings: AppSettings,
+                 select_session: Callable[[str], bool]) -> None:
+        super().__init__(parent_widget)
+        self.parent_widget = parent_widget
+        self.jobs = jobs
+        self.controller = controller
+        self.model = model
+        self.loader = loader
+        self.settings = settings
+        self.select_session = select_session
+        self.dialog: QDialog | None = None  # the action dialog on screen (tests drive it)
+        self.error_box: QMessageBox | None = None
+        self.file_dialog: QFileDialog | None = None
+
+    # ------------------------------------------------------------ what is offered
+
+    @staticmethod
+    def can_repair(row: SessionRow | None) -> bool:
+        """Repair is offered for crashed and torn logs; for corrupt/unsupported ones the dialog explains why not."""
+        return row is not None and row.status in (*REPAIRABLE, "corrupt", "unsupported")
+
+    @staticmethod
+    def can_fork(row: SessionRow | None) -> bool:
+        return row is not None and row.status in READABLE
+
+    can_resume = can_fork
+
+    @staticmethod
+    def can_copy_raw(row: SessionRow | None) -> bool:
+        return row is not None and row.path is not None
+
+    @property
+    def busy(self) -> bool:
+        return self.jobs.running("action")
+
+    # ------------------------------------------------------------ entry points
+
+    def repair(self, row: SessionRow) -> asyncio.Task[Any] | None:
+        return self._spawn("repair", self._repair(row), row)
+
+    def fork(self, row: SessionRow, turn: int | None = None) -> asyncio.Task[Any] | None:
+        return self._spawn("fork", self._fork(row, turn), row)
+
+    def resume(self, row: SessionRow) -> asyncio.Task[Any] | None:
+        return self._spawn("resume", self._resume(row), row)
+
+    def ask_copy_raw(self, row: SessionRow) -> None:
+        """Choose a destination, then copy (the dialog is non-blocking; ``copy_raw`` does the work)."""
+        ref = self._artifact(row)
+        if ref is None:
+            self._report("copy", "refused", "This session has no artifact file to copy.")
+            return
+        dlg = QFileDialog(self.parent_widget, "Copy the raw artifact to …")
+        dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dlg.selectFile(os.path.join(os.path.expanduser("~"), self._export_name(row, ref)))
+        dlg.fileSelected.connect(lambda path: self.copy_raw(row, path))
+        self.file_dialog = dlg
+        dlg.open()
+
+    def copy_raw(self, row: SessionRow, dest: str) -> asyncio.Task[Any] | None:
+        return self._spawn("copy", self._copy_raw(row, dest), row)
+
+    def _spawn(self, action: str, coro: Any, row: SessionRow) -> asyncio.Task[Any] | None:
+        if self.busy:
+            coro.close()
+            self.message.emit("Another session action is still running; try again when it has finished.")
+            return None
+        if self.controller.root is None:
+            coro.close()
+            return None
+        return self.jobs.spawn(self._guard(action, coro), name=f"{action} {row.session_id}", key="action")
+
+    async def _guard(self, action: str, coro: Any) -> None:
+        """Typed failures become a message box and a ``done`` signal, never a lost task error."""
+        try:
+            await coro
+        except asyncio.CancelledError:
+            self.done.emit(action, "cancelled", "cancelled")
+            raise
+        except repair_action.RepairRefused as err:
+            self._report(action, "refused", str(err))
+        except resume_action.ResumeLaunchError as err:
+            self._report(action, "failed", str(err))
+        except (SessionPersistenceError, OSError) as err:
+            self._report(action, "failed", f"{type(err).__name__}: {err}")
+
+    # ------------------------------------------------------------ repair
+
+    async def _repair(self, row: SessionRow) -> None:
+        root = self.controller.root
+        assert root is not None
+        quiet = self.settings.quiet_seconds()
+        async with writable_store(root) as store:
+            self.message.emit(f"Previewing the repair of {row.session_id} …")
+            preview = await repair_action.preview_repair(store, row.session_id)
+            liveness = await self._liveness(preview, quiet)
+            dlg = RepairDialog(preview, liveness, self.parent_widget)
+            code = await self._ask(dlg)
+            if dlg.copy_requested:
+                self.ask_copy_raw(row)
+                self.done.emit("repair", "cancelled", "copy the raw artifact instead")
+                return
+            if code != QDialog.DialogCode.Accepted or not preview.repairable:
+                self.done.emit("repair", "cancelled", "nothing was changed")
+                return
+            self.message.emit(f"Repairing {row.session_id} …")
+            result = await repair_action.repair_session(store, row.session_id, force=dlg.force, quiet_seconds=quiet,
+                                                        expected_revision=preview.revision)
+        text = (f"Repaired {row.session_id}: now {result.status_after}, {result.events_after:,} events; "
+                f"backup at {result.backup}")
+        await self._refresh(row, reopen=True)
+        self.message.emit(text)
+        self.done.emit("repair", "done", text)
+
+    async def _liveness(self, preview: repair_action.RepairPreview, quiet: float) -> str | None:
+        if not preview.repairable or preview.artifact is None:
+            return None
+        ref = preview.artifact
+        return await in_thread(lambda: repair_action.check_liveness(ref, quiet_seconds=quiet))
+
+    # ------------------------------------------------------------ fork
+
+    async def _fork(self, row: SessionRow, turn: int | None) -> None:
+        root = self.controller.root
+        assert root is not None
+        where = f"turn {turn}" if turn is not None else "its last completed turn"
+        dlg = ConfirmDialog(
+            "Fork session",
+            f"Create a new session in this root that starts with the log of <b>{row.session_id}</b> up to the end of "
+            f"{where}. The new session records its parent and how many events it inherited; the parent's log is only "
+            "read, never changed.",
+            "Fork", self.parent_widget)
+        if await self._ask(dlg) != QDialog.DialogCode.Accepted:
+            self.done.emit("fork", "cancelled", "no session was created")
+            return
+        async with writable_store(root) as store:
+            out = await fork_action.fork_after_turn(store, row.session_id, turn)
+            loc = store.locate(out["header"])
+        new_id = out["id"]
+        paths = [os.path.dirname(os.path.dirname(loc.path))] if loc is not None and self.controller.is_jsonl else []
+        await self.controller.rescan(paths)
+        if self.select_session(new_id):
+            self.parent_widget.show_tab(0)  # type: ignore[attr-defined]  # the Header tab shows the lineage
+        text = f"Forked {row.session_id} after turn {out['afterTurn']} into {new_id} ({out['events']:,} events)"
+        self.message.emit(text)
+        self.done.emit("fork", "done", text)
+
+    # ------------------------------------------------------------ resume
+
+    async def _resume(self, row: SessionRow) -> None:
+        root = self.controller.root
+        assert root is not None
+        quiet = self.settings.quiet_seconds()
+        async with writable_store(root) as store:
+            preview = await repair_action.preview_repair(store, row.session_id)
+            if preview.status not in READABLE:
+                raise repair_action.RepairRefused(f'cannot resume "{row.session_id}": {preview.reason}')
+            liveness = await self._liveness(preview, quiet) if preview.artifact is not None else None
+            dlg = ResumeDialog(session_id=row.session_id, cwd=row.cwd, root=root, template=self.settings.resume_template(),
+                               preview=preview, liveness=liveness, parent=self.parent_widget)
+            code = await self._ask(dlg)
+            if code not in (ResumeDialog.TERMINAL, ResumeDialog.COPY) or dlg.command is None:
+                self.done.emit("resume", "cancelled", "nothing was changed")
+                return
+            self.settings.set_resume_template(dlg.template.text())
+            command = dlg.command
+            if code == ResumeDialog.TERMINAL:
+                # Before anything is written: a missing harness or terminal must not leave a half-done resume.
+                await in_thread(resume_action.terminal_argv, command)
+            repaired = ""
+            if preview.repairable:
+                result = await repair_action.repair_session(store, row.session_id, force=dlg.force, quiet_seconds=quiet,
+                                                            expected_revision=preview.revision)
+                repaired = f" (repaired first; backup at {result.backup})"
+            with await store.prepare(row.session_id):
+                pass  # commits nothing further (repair already ran); proves the log is resumable
+        if preview.repairable:
+            await self._refresh(row, reopen=True)
+        if code == ResumeDialog.TERMINAL:
+            await in_thread(resume_action.launch, command)
+            text = f"Started in a terminal: {command.text}{repaired}"
+        else:
+            QGuiApplication.clipboard().setText(command.text)
+            text = f"Copied to the clipboard: {command.text}{repaired}"
+        self.message.emit(text)
+        self.done.emit("resume", "done", text)
+
+    # ------------------------------------------------------------ copy raw
+
+    def _artifact(self, row: SessionRow) -> ArtifactRef | None:
+        if self.controller.is_jsonl:
+            return ArtifactRef("jsonl", row.path) if row.path else None
+        root = self.controller.root
+        return ArtifactRef("sqlite", root) if root else None
+
+    @staticmethod
+    def _export_name(row: SessionRow, ref: ArtifactRef) -> str:
+        return f"{row.session_id}-{os.path.basename(ref.path)}"
+
+    async def _copy_raw(self, row: SessionRow, dest: str) -> None:
+        ref = self._artifact(row)
+        if ref is None:
+            raise repair_action.RepairRefused("this session has no artifact file to copy")
+        path = await in_thread(repair_action.export_artifact, ref, dest)
+        text = f"Copied the raw artifact of {row.session_id} to {path}"
+        self.message.emit(text)
+        self.done.emit("copy", "done", text)
+
+    # ------------------------------------------------------------ plumbing
+
+    async def _ask(self, dlg: QDialog) -> int:
+        self.dialog = dlg
+        try:
+            return await await_dialog(dlg)
+        finally:
+            self.dialog = None
+            dlg.deleteLater()
+
+    async def _refresh(self, row: SessionRow, *, reopen: bool) -> None:
+        """Our own write: re-list the row now (not at the next watch event) and reload it if it is open."""
+        await self.controller.rescan([os.path.dirname(row.path)] if row.path and self.controller.is_jsonl else [])
+        fresh = self.model.get(row.key)
+        cur = self.loader.current
+        if reopen and fresh is not None and cur is not None and cur.key == row.key:
+            self.loader.open(fresh)
+
+    def _report(self, action: str, outcome: str, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, f"{action.capitalize()} — {outcome}", text,
+                          QMessageBox.StandardButton.Close, self.parent_widget)
+        self.error_box = box
+        box.open()
+        self.message.emit(text)
+        self.done.emit(action, outcome, text)
