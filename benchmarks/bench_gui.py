@@ -5,7 +5,8 @@
 1. A root with ``--sessions`` small sessions: time to the first rows, to the full header listing, to
    every row diagnosed, and the longest GUI-thread stall meanwhile.
 2. One ``--events`` session: time to the first timeline content at the tail, to the full index, raw
-   lines, the longest GUI-thread stall meanwhile, and peak RSS.
+   lines, the longest GUI-thread stall meanwhile, peak RSS, and how long after another writer's
+   flushed append the open timeline shows the new turn.
 
 Roots are generated once under ``--workdir`` (default: the temp dir) and reused by later runs.
 Stalls are measured by a 5 ms precise timer on the GUI thread: the largest gap between two ticks
@@ -120,6 +121,9 @@ class StallMeter:
         self._last = time.perf_counter()
         self._timer.start()
 
+    def max_gap_ms(self) -> float:
+        return max(0.0, self.max_gap - self.interval) * 1000
+
     def stop_ms(self) -> float:
         self._timer.stop()
         return max(0.0, self.max_gap - self.interval) * 1000
@@ -148,7 +152,8 @@ async def bench_list(root: str, n: int, out: dict[str, Any]) -> None:
     out["list_sessions"] = w.session_model.rowCount()
     out["list_first_rows_s"] = t_first - t0
     out["list_full_s"] = t_full - t0
-    t_details = await until(lambda: all(r.status != "pending" for r in w.session_model.rows()), step=0.05)
+    out["list_gui_stall_max_ms_until_listed"] = meter.max_gap_ms()
+    t_details = await until(lambda: not w.session_model.status_counts().get("pending"), step=0.05)
     out["list_all_diagnosed_s"] = t_details - t0
     out["list_gui_stall_max_ms"] = meter.stop_ms()
     await w.shutdown()
@@ -166,7 +171,7 @@ async def bench_session(root: str, out: dict[str, Any]) -> None:
     w.loader.timeline_ready.connect(lambda _k: ready.append(time.perf_counter()))
     w.open_root(root)
     await until(w.controller.listed.is_set)
-    await until(lambda: all(r.status != "pending" for r in w.session_model.rows()), step=0.05)
+    await until(lambda: not w.session_model.status_counts().get("pending"), step=0.05)
     await until(lambda: bool(w.opened_keys))  # the window opens the first row by itself; wait it out
     w.loader.close()
     await asyncio.sleep(0.2)
@@ -194,8 +199,50 @@ async def bench_session(root: str, out: dict[str, Any]) -> None:
     out["timeline_full_index_s"] = indexed[0] - t0
     out["raw_lines"] = w.raw_model.rowCount()
     out["session_gui_stall_max_ms"] = meter.stop_ms()
+    out["session_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["follow_append_ms"] = await follow_latency(w, root)
     await w.shutdown()
     w.close()
+
+
+def _next_turn(records: Any, n: int) -> list[dict[str, Any]]:
+    """A small closed turn continuing a log of ``n`` stored events."""
+    turns = [r["data"]["turn"] for r in records[max(0, n - 5000) : n] if r.get("type") == "turn/start"]
+    turn = (max(turns) if turns else 0) + 1
+    t = int(records[n - 1].get("time", 0)) + 1
+    return [
+        {"type": "turn/start", "seq": n, "time": t, "data": {"turn": turn}},
+        {"type": "user/message", "seq": n + 1, "time": t + 1, "surfaceOp": "append",
+         "data": {"id": f"follow-{n}", "role": "user", "content": [{"type": "text", "text": "follow me"}],
+                  "source": {"kind": "user"}}},
+        {"type": "turn/end", "seq": n + 2, "time": t + 2, "data": {"turn": turn, "reason": {"kind": "completed"}}},
+    ]
+
+
+async def follow_latency(w: Any, root: str) -> float:
+    """Milliseconds from another process-like writer's flushed append to the open timeline showing it."""
+    from persistence import JsonlSessionPersistence
+
+    before = w.timeline_model.stored_count
+    batch = _next_turn(w.timeline_model.records, before)
+
+    async def write() -> None:
+        store = JsonlSessionPersistence(root)
+        try:
+            await store.append(BIG_ID, batch)
+        finally:
+            await store.close()
+
+    await until(lambda: w.controller.watcher.active)
+    path = w.session_model.find_id(BIG_ID).path
+    size = os.path.getsize(path)
+    await asyncio.to_thread(lambda: asyncio.run(write()))  # the writer's own loop and thread, like an agent
+    t_flush = time.perf_counter()
+    try:
+        t_seen = await until(lambda: w.timeline_model.stored_count > before, timeout=60)
+    finally:
+        os.truncate(path, size)  # leave the generated root as it was for the next run
+    return (t_seen - t_flush) * 1000
 
 
 def main() -> None:
@@ -217,8 +264,10 @@ def main() -> None:
         build_big(big, args.events)
     out["generate_roots_s"] = time.perf_counter() - t
 
+    from app.gui.diagnose_worker import warm_pool
     from app.gui.qtfix import guard_bool_refcounts
 
+    warm_pool()  # as the app does at start-up
     guard_bool_refcounts()
     import qasync
     from PySide6.QtWidgets import QApplication

@@ -58,6 +58,7 @@ class StoredLog:
     raw_path: str | None = None  # what refusal messages cite as "(raw log: ...)"
     location: dict[str, str] | None = None
     base_seq: int = 0  # first seq of ``events`` (a backend may return only a suffix)
+    tail_mark: Any = None  # backend-private resume point, trusted only via ``trust_tail``
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,9 @@ class StorageBackend(ABC):
     def load_suffix(self, session_id: str, from_seq: int, token: CancelToken) -> StoredLog | None:
         """Events from ``from_seq`` on (JSONL reads everything; SQLite seeks)."""
         return self.load_stored(session_id, token)
+
+    def trust_tail(self, stored: StoredLog) -> None:  # noqa: B027 - optional hook, most backends need nothing
+        """``stored``'s events passed the read pipeline: a later suffix read may start where it ended."""
 
     @abstractmethod
     def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None: ...

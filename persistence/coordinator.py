@@ -178,6 +178,7 @@ def _prepare_core(backend: StorageBackend, session_id: str, token: CancelToken) 
         raise SessionPersistenceCorruptionError(
             f'stored session "{session_id}" failed validation: {js_error_string(err)}'
         ) from err
+    backend.trust_tail(stored)
     return PreparedSource(stored.meta, events, closers, stored.revision, stored.torn)
 
 
@@ -198,6 +199,7 @@ def _read_from_core(backend: StorageBackend, session_id: str, from_seq: int, tok
             raise not_found(session_id)
         stored = full
     events = normalize_events(session_id, stored.events, stored.raw_path, stored.location)
+    backend.trust_tail(stored)
     start = max(0, from_seq - stored.base_seq)
     return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events[start:]))
 

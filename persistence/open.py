@@ -13,26 +13,25 @@ BACKENDS = ("jsonl-zstd", "jsonl-none", "jsonl", "sqlite")
 
 
 def detect_jsonl_compression(root: str) -> str:
-    """The encoding of the artifacts under ``root``; zstd for an empty or absent root."""
-    found: set[str] = set()
+    """The encoding of the artifacts under ``root``; zstd for an empty or absent root.
+
+    Mixed roots open as zstd (the backend's preflight then names the stray artifact), so the first
+    zstd artifact settles it; only a root of plain logs is walked to the end.
+    """
     try:
         projects = [e for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
     except FileNotFoundError:
         return "zstd"
+    found_plain = False
     for project in sorted(projects, key=lambda e: e.name):
         for d in sorted(os.scandir(project.path), key=lambda e: e.name):
             if not d.is_dir(follow_symlinks=False):
                 continue
             if os.path.exists(os.path.join(d.path, "session" + ZSTD_SUFFIX)):
-                found.add("zstd")
-            if os.path.exists(os.path.join(d.path, "session" + RAW_SUFFIX)):
-                found.add("none")
-        if len(found) > 1:
-            break
-    if found == {"none"}:
-        return "none"
-    # Mixed roots open as zstd; the backend's preflight then names the stray artifact.
-    return "zstd"
+                return "zstd"
+            if not found_plain and os.path.exists(os.path.join(d.path, "session" + RAW_SUFFIX)):
+                found_plain = True
+    return "none" if found_plain else "zstd"
 
 
 def open_store(path: str | os.PathLike[str], backend: str | None = None, *, read_only: bool = False) -> CoordinatedPersistence:

@@ -72,6 +72,15 @@ def scan_project(project_dir: str) -> list[FoundArtifact]:
 
 
 _pool: ProcessPoolExecutor | None = None
+WORKER_NICENESS = 10
+
+
+def _yield_cpu() -> None:
+    """Worker processes run at a lower priority: on a busy machine the window's thread gets the CPU first."""
+    try:
+        os.nice(WORKER_NICENESS)
+    except (AttributeError, OSError):  # not on Windows; an already-niced process may refuse
+        pass
 _pool_failed = False
 
 
@@ -85,11 +94,28 @@ def shared_pool() -> Executor | None:
         return None
     try:
         workers = max(1, min(4, (os.cpu_count() or 2)))
-        _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_yield_cpu)
     except (OSError, ValueError, NotImplementedError):
         _pool_failed = True
         return None
     return _pool
+
+
+def warm_pool() -> None:
+    """Start the worker processes now, on a plain thread, so the first listing does not wait for them."""
+    import threading
+
+    def warm() -> None:
+        pool = shared_pool()
+        if pool is None:
+            return
+        try:
+            for f in [pool.submit(os.getpid) for _ in range(getattr(pool, "_max_workers", 1))]:
+                f.result(timeout=60)
+        except Exception:
+            pass
+
+    threading.Thread(target=warm, name="sessionscope-pool-warmup", daemon=True).start()
 
 
 def shutdown_pool() -> None:

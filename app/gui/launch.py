@@ -35,12 +35,13 @@ def run_app(root: str | None = None, demo: bool = False, session: str | None = N
     from PySide6.QtWidgets import QApplication
 
     from app.gui.demo import demo_root_path, ensure_demo_root
-    from app.gui.diagnose_worker import shutdown_pool
+    from app.gui.diagnose_worker import shutdown_pool, warm_pool
     from app.gui.qtfix import guard_bool_refcounts
     from app.gui.screenshot import capture
     from app.gui.views.main_window import MainWindow
 
     logging.basicConfig(level=logging.WARNING, format="sessionscope: %(levelname)s: %(message)s")
+    warm_pool()  # worker processes start while Qt sets up the window
     guard_bool_refcounts()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from app.gui.details import DetailsPass
 from app.gui.diagnose_worker import scan_project, shared_pool
 from app.gui.engine import EngineGate, open_for_viewing
-from app.gui.gcpolicy import settle
+from app.gui.gcpolicy import collector_paused
 from app.gui.jobs import Jobs
 from app.gui.models.sessions import SessionListModel
 from app.gui.rows import SessionRow
@@ -32,6 +32,9 @@ from app.gui.watcher import RootWatcher
 from app.gui.workers import in_thread
 
 DEFAULT_POLL_MS = 5000
+BATCH_MS = 120  # listing batches reach the model at most this often
+FLUSH_ROWS = 1000  # rows moved into the model per GUI-thread slice (~10-25 ms)
+SLICE_GAP_MS = 15  # between slices the view repaints (~25 ms for a full table) instead of queueing behind them
 
 
 def diff_listing(shown: dict[str, str | None], found: list[FoundArtifact]) -> tuple[list[str], list[FoundArtifact]]:
@@ -69,10 +72,10 @@ class SessionListController(QObject):
         self.watcher = RootWatcher(parent=self)
         self.watcher.changed.connect(self.on_paths_changed)
         self.watcher.failed.connect(self.message)
-        self._pending: list[FoundArtifact] = []
+        self._pending: list[FoundArtifact | SessionRow] = []
         self._batch_timer = QTimer(self)
         self._batch_timer.setSingleShot(True)
-        self._batch_timer.setInterval(120)
+        self._batch_timer.setInterval(BATCH_MS)
         self._batch_timer.timeout.connect(self._flush_found)
         self._poll_ms = poll_ms
         self._poll_again = False
@@ -106,17 +109,20 @@ class SessionListController(QObject):
             return
         self.is_jsonl = os.path.isdir(self.root)
         self.details.set_store(self.store, self.root)
-        if self.is_jsonl:
-            await self._list_jsonl(self.root, lambda batch: self._add_found(generation, batch))
-        else:
-            rows = await self._snapshot_rows()
-            self.model.append_rows(rows)
-            self.details.request([r.key for r in rows])
-        if generation != self._generation:
-            return
-        self._batch_timer.stop()
-        self._flush_found()
-        settle()
+        with collector_paused():
+            if self.is_jsonl:
+                await self._list_jsonl(self.root, lambda batch: self._add_found(generation, batch))
+            else:
+                rows = await self._snapshot_rows()
+                self._pending.extend(rows)
+            if generation != self._generation:
+                return
+            self._batch_timer.stop()
+            while self._pending:
+                self._flush_found()
+                await asyncio.sleep(SLICE_GAP_MS / 1000)  # painting and input run between slices
+            if generation != self._generation:
+                return
         self.listed.set()
         self.listing_finished.emit(self.model.total)
         await self.watcher.start(self.root)
@@ -128,9 +134,14 @@ class SessionListController(QObject):
         pool = shared_pool()
         if pool is not None:
             projects = await in_thread(project_dirs, root)
-            futures = [loop.run_in_executor(pool, scan_project, p) for p in projects]
+            futures: list[asyncio.Future[list[FoundArtifact]]] = []
             found: list[FoundArtifact] = []
             try:
+                futures = [loop.run_in_executor(pool, scan_project, p) for p in projects[1:]]
+                if projects:
+                    # The first project is read on a thread: its rows show while worker processes start up.
+                    head, cache = projects[0], self._header_cache
+                    futures.insert(0, asyncio.ensure_future(in_thread(lambda: list(artifacts_in_project_dir(head, cache)))))
                 for fut in asyncio.as_completed(futures):
                     batch = await fut
                     found.extend(batch)
@@ -160,13 +171,16 @@ class SessionListController(QObject):
         if first:
             self._flush_found()
         elif not self._batch_timer.isActive():
-            self._batch_timer.start()
+            self._batch_timer.start(BATCH_MS)
 
     def _flush_found(self) -> None:
-        batch, self._pending = self._pending, []
-        rows = [SessionRow.from_artifact(a) for a in batch]
+        """Move up to ``FLUSH_ROWS`` listed artifacts into the model; the rest follow in later slices."""
+        batch, self._pending = self._pending[:FLUSH_ROWS], self._pending[FLUSH_ROWS:]
+        rows = [a if isinstance(a, SessionRow) else SessionRow.from_artifact(a) for a in batch]
         self.model.append_rows(rows)
         self.details.request([r.key for r in rows if r.needs_details])
+        if self._pending and not self._batch_timer.isActive():
+            self._batch_timer.start(SLICE_GAP_MS)
 
     async def _snapshot_rows(self) -> list[SessionRow]:
         assert self.store is not None

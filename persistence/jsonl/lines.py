@@ -105,9 +105,11 @@ def parse_header_meta(line: bytes) -> dict[str, Any] | None:
 class LineScanner:
     """Feeds newline-terminated records; keeps the committed prefix and the first tolerated defect."""
 
-    __slots__ = ("_fragment", "committed_bytes", "events", "finished", "input_bytes", "issue", "line_no")
+    __slots__ = ("_fragment", "committed_bytes", "events", "finished", "first_seq", "input_bytes", "issue", "line_no")
 
-    def __init__(self, header_len: int) -> None:
+    def __init__(self, header_len: int, first_seq: int = 0) -> None:
+        """``first_seq``: the seq the first record must carry (nonzero when resuming after a known prefix)."""
+        self.first_seq = first_seq
         self.events: list[dict[str, Any]] = []
         self._fragment = b""
         self.input_bytes = header_len
@@ -149,9 +151,10 @@ class LineScanner:
             )
             return
         row_start = len(events)
+        first = self.first_seq
         if len(decoded) > 1:
             # An expanded row's members are contiguous by construction: one check suffices.
-            if decoded[0]["seq"] == row_start:
+            if decoded[0]["seq"] == first + row_start:
                 events.extend(decoded)
                 self.committed_bytes = end
                 return
@@ -163,8 +166,8 @@ class LineScanner:
                 raise SessionStorageCorruptError(
                     f"corrupt session log: unparsable committed event at line {self.line_no} (null record)"
                 )
-            if not (is_number(seq) and seq == len(events)):
-                expected = len(events)
+            if not (is_number(seq) and seq == first + len(events)):
+                expected = first + len(events)
                 del events[row_start:]
                 got = "undefined" if seq is _MISSING else js_string(seq)
                 self.issue = SessionStorageCorruptError(

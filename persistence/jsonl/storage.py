@@ -26,6 +26,7 @@ from persistence.jsonl.paths import (
     session_dir,
     suffix_for,
 )
+from persistence.jsonl.tail_marks import CHECK_BYTES, TailMark, TailMarks
 from persistence.model.chunk_rows import pack_runs
 from persistence.model.header import SessionHeader
 from persistence.model.jsontext import js_dumps, json_quote
@@ -125,6 +126,7 @@ class JsonlStorage(StorageBackend):
         self.opposite_suffix = suffix_for(opposite(compression))
         self._preflight_lock = threading.Lock()
         self._preflight_outcome: BaseException | bool | None = None
+        self._tails = TailMarks()
         try:
             os.listdir(self.root)
         except FileNotFoundError:
@@ -229,22 +231,18 @@ class JsonlStorage(StorageBackend):
 
     # ------------------------------------------------------------ reading
 
-    def _parse(self, data: bytes, path: str) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None]:
+    def _parse(self, data: bytes, path: str) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None, int, int]:
+        """(meta, events, torn, committed file offset, committed event count) of a whole transcript."""
         if self.compression == "zstd":
             return self._parse_zstd(data, path)
         nl = data.find(b"\n")
         if nl < 0:
             raise HeaderLessError("empty or header-less session log")
         meta = parse_header_record(data[: nl + 1], path)
-        scanner = LineScanner(nl + 1)
-        scanner.write(data[nl + 1 :])
-        scanner.finish()
-        torn = None
-        if scanner.committed_bytes < len(data):
-            torn = TornMarker(scanner.committed_bytes, [])
-        return meta, scanner.events, torn
+        events, torn, committed = _scan_lines(data, nl + 1, 0)
+        return meta, events, torn, committed, len(events)
 
-    def _parse_zstd(self, data: bytes, path: str) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None]:
+    def _parse_zstd(self, data: bytes, path: str) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None, int, int]:
         view = memoryview(data)
         ranges, torn_start = frames.scan_frames(view)
         if not ranges:
@@ -253,18 +251,10 @@ class JsonlStorage(StorageBackend):
         if not first or first[-1:] != b"\n" or b"\n" in first[:-1]:
             raise frames.corrupt("first frame is not exactly one header line")
         meta = parse_header_record(first, path)
-        scanner = LineScanner(len(first))
-        for start, end in ranges[1:]:
-            scanner.write(frames.decode_frame(view, start, end))
-        if scanner.committed_bytes != scanner.input_bytes:
-            raise frames.corrupt("complete frame contains a torn JSONL record")
-        if torn_start is None:
-            scanner.finish()
-            return meta, scanner.events, None
-        complete = len(scanner.events)
-        scanner.write(frames.decompress_prefix(view[torn_start:]))
-        scanner.finish()
-        return meta, scanner.events, TornMarker(torn_start, scanner.events[complete:])
+        events, torn, committed, count = _scan_frames(view, ranges[1:], torn_start, 0, len(first))
+        if torn is None and len(ranges) == 1:
+            committed = ranges[0][1]  # a header-only log: the boundary is the end of the header frame
+        return meta, events, torn, committed, count
 
     def load_stored(self, session_id: str, token: CancelToken) -> StoredLog | None:
         token.check()
@@ -274,9 +264,73 @@ class JsonlStorage(StorageBackend):
             return None
         data, revision = read_stable(path, token)
         token.check()
-        meta, events, torn = self._parse(data, path)
+        meta, events, torn, committed, count = self._parse(data, path)
         self.assert_identity(path, meta, session_id)
-        return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path})
+        mark = _mark(revision, data[max(0, committed - CHECK_BYTES) : committed], committed, count, meta)
+        return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path},
+                         tail_mark=mark)
+
+    def trust_tail(self, stored: StoredLog) -> None:
+        # Only a read whose every record passed normalization may be skipped later: a suffix read
+        # must refuse exactly what a whole-file read would.
+        if isinstance(stored.tail_mark, TailMark) and stored.raw_path is not None:
+            self._tails.put(stored.raw_path, stored.tail_mark)
+
+    def load_suffix(self, session_id: str, from_seq: int, token: CancelToken) -> StoredLog | None:
+        """Events from ``from_seq`` on: only the bytes appended since the last full read are decoded when a
+        tail mark for the transcript is still valid (see ``tail_marks``); otherwise the whole file."""
+        token.check()
+        self.preflight()
+        path = self.find_log(session_id)
+        if path is None:
+            return None
+        mark = self._tails.get(path)
+        if mark is not None and from_seq >= mark.next_seq:
+            stored = self._read_suffix(path, mark, token)
+            if stored is not None:
+                return stored
+        return self.load_stored(session_id, token)
+
+    def _read_suffix(self, path: str, mark: TailMark, token: CancelToken) -> StoredLog | None:
+        """The records after ``mark``, or None when the mark no longer describes the file (caller reads it all)."""
+        token.check()
+        try:
+            st = os.stat(path)
+            if (st.st_dev, st.st_ino) != mark.dev_ino or st.st_size < mark.offset:
+                self._tails.drop(path)
+                return None
+            with open(path, "rb") as f:
+                f.seek(mark.offset - len(mark.check))
+                check = f.read(len(mark.check))
+                data = f.read()
+            after = os.stat(path)
+        except FileNotFoundError:
+            self._tails.drop(path)
+            return None
+        revision = revision_of(after)
+        if revision_of(st) != revision:
+            return None  # a writer raced the read: the full read retries until the file is stable
+        if check != mark.check:
+            self._tails.drop(path)
+            return None
+        try:
+            if self.compression == "zstd":
+                view = memoryview(data)
+                ranges, torn_start = frames.scan_frames(view)
+                events, torn, committed, count = _scan_frames(view, ranges, torn_start, mark.next_seq, 0)
+            else:
+                events, torn, committed = _scan_lines(data, 0, mark.next_seq)
+                count = len(events)
+        except SessionStorageCorruptError:
+            # Let the full read report it: its messages cite absolute offsets and line numbers.
+            self._tails.drop(path)
+            return None
+        if torn is not None:
+            torn = TornMarker(mark.offset + torn.truncate_to, torn.recovered)
+        tail = (mark.check + data[:committed])[-CHECK_BYTES:]
+        new = _mark(revision, tail, mark.offset + committed, mark.next_seq + count, mark.meta)
+        return StoredLog(dict(mark.meta), events, revision, torn, raw_path=path,
+                         location={"kind": "jsonl", "path": path}, base_seq=mark.next_seq, tail_mark=new)
 
     def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
         token.check()
@@ -461,6 +515,7 @@ class JsonlStorage(StorageBackend):
                       token: CancelToken, *, expected_revision: str) -> None:
         token.check()
         path = self.log_path(meta)
+        self._tails.drop(path)
         if torn is not None:
             fd = os.open(path, os.O_RDWR)
             try:
@@ -471,6 +526,42 @@ class JsonlStorage(StorageBackend):
         batch = (list(torn.recovered) if torn is not None else []) + closers
         if batch:
             self._append_lines(meta, self._encode_batch(batch), NEVER)
+
+
+def _mark(revision: str, check: bytes, offset: int, next_seq: int, meta: dict[str, Any]) -> TailMark:
+    dev, ino = revision.split(":", 2)[:2]
+    return TailMark((int(dev), int(ino)), offset, next_seq, check, meta)
+
+
+def _scan_lines(data: bytes, start: int, first_seq: int) -> tuple[list[dict[str, Any]], TornMarker | None, int]:
+    """Plain records of ``data[start:]``: (events, torn marker, committed offset in ``data``)."""
+    scanner = LineScanner(start, first_seq)
+    scanner.write(data[start:] if start else data)
+    scanner.finish()
+    torn = TornMarker(scanner.committed_bytes, []) if scanner.committed_bytes < len(data) else None
+    return scanner.events, torn, scanner.committed_bytes
+
+
+def _scan_frames(view: memoryview, ranges: list[tuple[int, int]], torn_start: int | None, first_seq: int,
+                 plain_start: int) -> tuple[list[dict[str, Any]], TornMarker | None, int, int]:
+    """Records of complete event frames (plus what a torn last frame yields).
+
+    Returns (events, torn marker, committed offset in ``view``, committed event count); records
+    recovered from a torn frame follow the committed ones in ``events``.
+    """
+    scanner = LineScanner(plain_start, first_seq)
+    for start, end in ranges:
+        scanner.write(frames.decode_frame(view, start, end))
+    if scanner.committed_bytes != scanner.input_bytes:
+        raise frames.corrupt("complete frame contains a torn JSONL record")
+    if torn_start is None:
+        scanner.finish()
+        committed = ranges[-1][1] if ranges else 0
+        return scanner.events, None, committed, len(scanner.events)
+    complete = len(scanner.events)
+    scanner.write(frames.decompress_prefix(view[torn_start:]))
+    scanner.finish()
+    return scanner.events, TornMarker(torn_start, scanner.events[complete:]), torn_start, complete
 
 
 def _write_all(fd: int, content: bytes) -> None:

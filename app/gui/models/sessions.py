@@ -14,7 +14,6 @@ switching roots relayout or reset the whole list.
 from __future__ import annotations
 
 import bisect
-import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable
 from enum import IntEnum
@@ -244,8 +243,9 @@ class SessionListModel(QAbstractTableModel):
         if merge_from is None:
             self._rebuild()
         else:
-            pairs = list(heapq.merge(zip(self._asc_keys[:merge_from], self._asc[:merge_from], strict=True),
-                                     zip(self._asc_keys[merge_from:], self._asc[merge_from:], strict=True)))
+            # Two sorted runs: Timsort finds them and merges in C (heapq.merge would step in Python).
+            pairs = list(zip(self._asc_keys, self._asc, strict=True))
+            pairs.sort()
             self._asc_keys = [p[0] for p in pairs]
             self._asc = [p[1] for p in pairs]
             self._pos = None
