@@ -82,6 +82,12 @@ class StorageBackend(ABC):
         """Events from ``from_seq`` on (JSONL reads everything; SQLite seeks)."""
         return self.load_stored(session_id, token)
 
+    def load_tail(self, session_id: str, min_events: int, token: CancelToken) -> StoredLog | None:
+        """The newest events: at least ``min_events`` of them (all when the log is shorter) and at least
+        one ``turn/start`` when the log has one, so a viewer can fold the tail on its own.  The default
+        reads everything."""
+        return self.load_stored(session_id, token)
+
     def trust_tail(self, stored: StoredLog) -> None:  # noqa: B027 - optional hook, most backends need nothing
         """``stored``'s events passed the read pipeline: a later suffix read may start where it ended."""
 

@@ -204,6 +204,32 @@ def _read_from_core(backend: StorageBackend, session_id: str, from_seq: int, tok
     return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events[start:]))
 
 
+def read_tail_core(backend: StorageBackend, session_id: str, min_events: int, token: CancelToken) -> ReadFromResult:
+    with gc_paused():
+        stored = backend.load_tail(session_id, min_events, token)
+        if stored is None:
+            raise not_found(session_id)
+        check_identity_and_version(session_id, stored.meta, stored.raw_path, stored.location)
+        if stored.base_seq > 0 and any(_needs_earlier_facts(ev) for ev in stored.events):
+            full = backend.load_stored(session_id, token)
+            if full is None:
+                raise not_found(session_id)
+            stored = full
+        events = normalize_events(session_id, stored.events, stored.raw_path, stored.location)
+        return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events))
+
+
+def _tail_start(records: Any, min_events: int) -> int:
+    """Where a tail of at least ``min_events`` records that holds a ``turn/start`` begins."""
+    start = max(0, len(records) - min_events)
+    if any(r.get("type") == "turn/start" for r in records[start:]):
+        return start
+    for i in range(start - 1, -1, -1):
+        if records[i].get("type") == "turn/start":
+            return i
+    return 0
+
+
 def _needs_earlier_facts(ev: Any) -> bool:
     if type(ev) is not dict:
         return False
@@ -464,6 +490,24 @@ class CoordinatedPersistence(SessionPersistence):
         seq = int(from_seq)
         async with self._lock(session_id):
             return await self._run(lambda t: read_from_core(self._backend, session_id, seq, t), signal)
+
+    async def read_tail(self, session_id: str, min_events: int = 2000, signal: AbortSignal | None = None) -> ReadFromResult:
+        """The newest stored events, cheaply: a viewer's first look at a huge log.
+
+        At least ``min_events`` events (all of a shorter log) starting at some seq the backend chose,
+        with a ``turn/start`` among them when the log has one; no crash closers, never writes.  Only the
+        returned span is decoded and normalized, so a defect earlier in the log is *not* reported
+        here: ``inspect``/``diagnose`` remain the verdict on the whole session.
+        """
+        if not is_nonneg_safe_integer(min_events) or min_events < 1:
+            raise SessionArgumentError(f"readTail minEvents must be a positive safe integer, got {js_string(min_events)}")
+        live = self._live.get(session_id)
+        if live is not None:
+            records = live.session.events.records()
+            start = _tail_start(records, int(min_events))
+            return ReadFromResult(live.session.header, EventLog(list(records[start:])))
+        async with self._lock(session_id):
+            return await self._run(lambda t: read_tail_core(self._backend, session_id, int(min_events), t), signal)
 
     async def list(self, signal: AbortSignal | None = None) -> list[SessionHeader]:
         metas = await self._run(self._backend.list_headers, signal)

@@ -53,6 +53,11 @@ class EngineGate:
             with engine_call():
                 return await self.store.read_from(session_id, seq)
 
+    async def read_tail(self, session_id: str, min_events: int) -> ReadFromResult:
+        async with self._lock:
+            with engine_call():
+                return await self.store.read_tail(session_id, min_events)
+
     async def list_snapshots(self) -> list[SessionPersistenceSnapshot]:
         async with self._lock:
             with engine_call():

@@ -31,6 +31,7 @@ from persistence.timeline import TimelineNode, block_spans, derive, tail_first_s
 
 log = logging.getLogger(__name__)
 READABLE = ("ok", "open-turn", "torn-tail")
+PREVIEW_EVENTS = 3000  # events of the tail shown before the whole log is read
 
 
 @dataclass(slots=True)
@@ -43,6 +44,7 @@ class OpenSession:
     size: int | None = None
     dev_ino: str | None = None
     loaded: bool = False
+    previewed: bool = False  # the timeline first showed a tail read
 
     @property
     def key(self) -> str:
@@ -80,6 +82,15 @@ def derive_tail(records: Sequence[dict[str, Any]], stored: int) -> tuple[list[tu
     return spans, first, nodes
 
 
+def preview_records(tail: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], int] | None:
+    """A tail cut to start at a ``turn/start`` (so no block is folded from its middle), plus crash closers."""
+    start = next((i for i, r in enumerate(tail) if r.get("type") == "turn/start"), None)
+    if start is None:
+        return None
+    stored = list(tail[start:])
+    return stored + interrupted_turn_closers(stored), len(stored)
+
+
 def load_artifact_text(path: str, compression: str, progress: Progress) -> tuple[RawText, int, str]:
     st = os.stat(path)
     with open(path, "rb") as f:
@@ -95,6 +106,7 @@ def load_artifact_text(path: str, compression: str, progress: Progress) -> tuple
 class SessionLoader(QObject):
     opened = Signal(object)  # OpenSession, once the diagnosis is known
     timeline_ready = Signal(str)
+    timeline_replacing = Signal(str)  # a previewed tail is about to give way to the full timeline
     raw_ready = Signal(str)
     loaded = Signal(str)  # key: first view complete (timeline tail + raw text)
     indexed = Signal(str)  # key: background full index complete
@@ -166,6 +178,7 @@ class SessionLoader(QObject):
         row = cur.row
         records: list[dict[str, Any]] = []
         if row.problem_status is None and row.meta is not None:
+            await self._preview_tail(store, cur, progress)
             progress.set(None, "Diagnosing …")
             cur.diagnosis = await store.diagnose(row.session_id)
         self.opened.emit(cur)
@@ -179,15 +192,19 @@ class SessionLoader(QObject):
                     ins = await store.inspect(row.session_id)
                 except SessionPersistenceError as err:
                     cur.timeline_error = str(err)
+                    self.timeline.clear()
                 else:
                     records = ins.events.records()  # the engine's list: read-only here, never copied
                     progress.set(None, "Indexing the newest turns …")
                     stored = await in_thread(split_stored, records, len(cur.diagnosis.closers), cancel=progress.cancel)
                     cur.stored_count = stored
                     spans, first, tail = await in_thread(derive_tail, records, stored, cancel=progress.cancel)
+                    if cur.previewed:
+                        self.timeline_replacing.emit(row.key)
                     self.timeline.load(records, stored, spans, tail, first)
             else:
                 cur.timeline_error = cur.diagnosis.reason if cur.diagnosis is not None else row.reason
+                self.timeline.clear()  # a preview of the tail is no view of a log the engine refuses
             self.timeline_ready.emit(row.key)
             await raw_task
         finally:
@@ -203,6 +220,31 @@ class SessionLoader(QObject):
             self.timeline.set_full_index(nodes, first)
             settle()
         self.indexed.emit(row.key)
+
+    async def _preview_tail(self, store: EngineGate, cur: OpenSession, progress: Progress) -> None:
+        """Show the newest turns from a tail read before the whole log is parsed (a huge log's first view).
+
+        Only worth it when the log is longer than the tail: a short log is shown by the full read at once.
+        The preview is replaced by the full read's timeline (or cleared, if the engine refuses the log).
+        """
+        progress.set(None, "Reading the newest events …")
+        try:
+            rf = await store.read_tail(cur.row.session_id, PREVIEW_EVENTS)
+        except SessionPersistenceError:
+            return
+        tail = rf.events.records()
+        if not tail or tail[0].get("seq") == 0 or self.current is not cur:
+            return
+        view = await in_thread(preview_records, tail, cancel=progress.cancel)
+        if view is None or self.current is not cur:
+            return
+        records, stored = view
+        spans, first, nodes = await in_thread(derive_tail, records, stored, cancel=progress.cancel)
+        if self.current is not cur:
+            return
+        self.timeline.load(records, stored, spans, nodes, first)
+        cur.previewed = True
+        self.timeline_ready.emit(cur.key)
 
     async def _load_raw(self, cur: OpenSession, progress: Progress, store: EngineGate) -> None:
         row = cur.row

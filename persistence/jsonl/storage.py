@@ -27,9 +27,9 @@ from persistence.jsonl.paths import (
     suffix_for,
 )
 from persistence.jsonl.tail_marks import CHECK_BYTES, TailMark, TailMarks
-from persistence.model.chunk_rows import pack_runs
+from persistence.model.chunk_rows import ROW_TAGS, pack_runs
 from persistence.model.header import SessionHeader
-from persistence.model.jsontext import js_dumps, json_quote
+from persistence.model.jsontext import JsonTextError, js_dumps, js_loads, json_quote
 
 HEADER_CHUNK = 8192
 
@@ -247,11 +247,9 @@ class JsonlStorage(StorageBackend):
         ranges, torn_start = frames.scan_frames(view)
         if not ranges:
             raise HeaderLessError("empty or header-less Zstandard session log")
-        first = frames.decode_frame(view, *ranges[0])
-        if not first or first[-1:] != b"\n" or b"\n" in first[:-1]:
-            raise frames.corrupt("first frame is not exactly one header line")
-        meta = parse_header_record(first, path)
-        events, torn, committed, count = _scan_frames(view, ranges[1:], torn_start, 0, len(first))
+        meta = self._zstd_meta(view, ranges[0], path)
+        header_len = len(frames.decode_frame(view, *ranges[0]))
+        events, torn, committed, count = _scan_frames(view, ranges[1:], torn_start, 0, header_len)
         if torn is None and len(ranges) == 1:
             committed = ranges[0][1]  # a header-only log: the boundary is the end of the header frame
         return meta, events, torn, committed, count
@@ -269,6 +267,76 @@ class JsonlStorage(StorageBackend):
         mark = _mark(revision, data[max(0, committed - CHECK_BYTES) : committed], committed, count, meta)
         return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path},
                          tail_mark=mark)
+
+    def load_tail(self, session_id: str, min_events: int, token: CancelToken) -> StoredLog | None:
+        """Decode only the last frames (or lines) of the transcript; the whole file when in doubt."""
+        token.check()
+        self.preflight()
+        path = self.find_log(session_id)
+        if path is None:
+            return None
+        data, revision = read_stable(path, token)
+        token.check()
+        try:
+            got = self._parse_tail(data, path, max(1, min_events))
+        except SessionStorageCorruptError:
+            got = None  # the whole-file parse below reports it with its exact message
+        if got is None:
+            meta, events, torn, _committed, _count = self._parse(data, path)
+            base = 0
+        else:
+            meta, events, torn, base = got
+        self.assert_identity(path, meta, session_id)
+        return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path},
+                         base_seq=base)
+
+    def _parse_tail(self, data: bytes, path: str, min_events: int
+                    ) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None, int] | None:
+        """(meta, events, torn, first seq) of a tail holding ``min_events`` committed events and a
+        ``turn/start``; None when only the whole log would do."""
+        if self.compression == "zstd":
+            view = memoryview(data)
+            ranges, torn_start = frames.scan_frames(view)
+            if len(ranges) < 2:
+                return None
+            meta = self._zstd_meta(view, ranges[0], path)
+            body = ranges[1:]
+            k = 8
+            while k < len(body):
+                chosen = body[len(body) - k :]
+                first_seq = _first_seq(frames.decode_frame(view, *chosen[0]))
+                if first_seq is None:
+                    return None
+                events, torn, _committed, count = _scan_frames(view, chosen, torn_start, first_seq, 0)
+                if count >= min_events and _has_turn_start(events, count):
+                    return meta, events, torn, first_seq
+                k *= 4
+            return None
+        nl = data.find(b"\n")
+        if nl < 0:
+            return None
+        meta = parse_header_record(data[: nl + 1], path)
+        window = 1 << 18
+        while len(data) - window > nl + 1:
+            cut = data.find(b"\n", len(data) - window)
+            if cut < 0:
+                return None
+            start = cut + 1
+            first_seq = _first_seq(data[start : data.find(b"\n", start) + 1 or len(data)])
+            if first_seq is None:
+                return None
+            events, torn, _committed = _scan_lines(data, start, first_seq)
+            if len(events) >= min_events and _has_turn_start(events, len(events)):
+                return meta, events, torn, first_seq
+            window *= 4
+        return None
+
+    @staticmethod
+    def _zstd_meta(view: memoryview, header_range: tuple[int, int], path: str) -> dict[str, Any]:
+        first = frames.decode_frame(view, *header_range)
+        if not first or first[-1:] != b"\n" or b"\n" in first[:-1]:
+            raise frames.corrupt("first frame is not exactly one header line")
+        return parse_header_record(first, path)
 
     def trust_tail(self, stored: StoredLog) -> None:
         # Only a read whose every record passed normalization may be skipped later: a suffix read
@@ -526,6 +594,23 @@ class JsonlStorage(StorageBackend):
         batch = (list(torn.recovered) if torn is not None else []) + closers
         if batch:
             self._append_lines(meta, self._encode_batch(batch), NEVER)
+
+
+def _first_seq(plain: bytes) -> int | None:
+    """The seq of the first record in ``plain`` (a packed chunk row starts at its ``seq0``)."""
+    end = plain.find(b"\n")
+    try:
+        value = js_loads(plain[: end if end >= 0 else len(plain)])
+    except (JsonTextError, ValueError):
+        return None
+    if type(value) is not dict:
+        return None
+    seq = value.get("seq0") if value.get("type") in ROW_TAGS else value.get("seq")
+    return seq if type(seq) is int and seq >= 0 else None
+
+
+def _has_turn_start(events: list[dict[str, Any]], count: int) -> bool:
+    return any(type(e) is dict and e.get("type") == "turn/start" for e in events[:count])
 
 
 def _mark(revision: str, check: bytes, offset: int, next_seq: int, meta: dict[str, Any]) -> TailMark:

@@ -49,6 +49,7 @@ from persistence.sqlite.sessions import (
     upsert_params,
 )
 
+SELECT_MAX_SEQ = "SELECT max(seq) FROM events WHERE session_id = ?"
 SELECT_EVENTS = f"SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ? ORDER BY seq"
 SELECT_EVENTS_FROM = f"SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? ORDER BY seq"
 SELECT_PACKED_PREDECESSORS = (
@@ -188,6 +189,28 @@ class SqliteStorage(StorageBackend):
         events = preserved[from_seq - base :] if from_seq > base else preserved
         revision = self._revision(session.incarnation, session.revision)
         return StoredLog(session.meta, events, revision, None, base_seq=from_seq)
+
+    def load_tail(self, session_id: str, min_events: int, token: CancelToken) -> StoredLog | None:
+        """Seek to the newest rows (growing the span until it holds a ``turn/start``)."""
+        with self.db.lock:
+            conn = self._connect(token)
+            if self.db.pristine:
+                return None
+            try:
+                rows = self.db.fetchall(conn, SELECT_MAX_SEQ, (session_id,))
+            except sqlite3.Error as err:
+                raise wrap_sqlite(err) from err
+        top = rows[0][0] if rows else None
+        if not isinstance(top, int):
+            return self.load_stored(session_id, token)
+        want = max(1, min_events)
+        while True:
+            start = max(0, top + 1 - want)
+            stored = self.load_suffix(session_id, start, token)
+            if stored is None or start == 0 or any(e.get("type") == "turn/start" for e in stored.events
+                                                   if type(e) is dict):
+                return stored
+            want *= 4
 
     def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
         with self.db.lock:

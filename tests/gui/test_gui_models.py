@@ -140,3 +140,33 @@ def test_header_fields_model(qtmodeltester: Any, zoo_root: Path) -> None:
     for field in ("version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin", "delegationDepth",
                   "agentPreset"):
         assert field in names
+
+
+def test_delegates_read_every_role_through_multidata(qtbot: Any, make_window: Any, zoo_root: Path) -> None:
+    """A delegate's style option (filled through ``multiData``) matches ``data`` cell by cell.
+
+    Delegates reuse their role buffer from cell to cell, so a role a cell does not answer must
+    come out empty, not as the previous cell's value.
+    """
+    from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
+
+    w = make_window(zoo_root)
+    wait_listed(qtbot, w)
+    model = w.session_model
+    delegate = QStyledItemDelegate()
+    italic_seen = plain_seen = 0
+    for row in range(model.rowCount()):
+        for col in range(model.columnCount()):
+            idx = model.index(row, col)
+            opt = QStyleOptionViewItem()
+            delegate.initStyleOption(opt, idx)
+            assert opt.text == (model.data(idx, Qt.ItemDataRole.DisplayRole) or "")
+            bg = model.data(idx, Qt.ItemDataRole.BackgroundRole)
+            if bg is not None:
+                assert opt.backgroundBrush.color() == bg.color()
+            font = model.data(idx, Qt.ItemDataRole.FontRole)
+            italic = bool(font is not None and font.italic())
+            assert opt.font.italic() == italic
+            italic_seen += italic
+            plain_seen += not italic
+    assert italic_seen and plain_seen  # both kinds of cells were checked, in alternation

@@ -9,6 +9,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QFont
 
 from app.gui import style
+from app.gui.models.one_call_per_cell import OneCallPerCell
 from app.gui.rows import SessionRow
 
 Index = QModelIndex | QPersistentModelIndex
@@ -28,7 +29,7 @@ class FieldRow:
     tone: str | None = None  # a status colour key
 
 
-class HeaderFieldsModel(QAbstractTableModel):
+class HeaderFieldsModel(OneCallPerCell, QAbstractTableModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._rows: list[FieldRow] = []

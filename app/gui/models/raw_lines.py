@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from app.gui import style
+from app.gui.models.one_call_per_cell import OneCallPerCell
 from app.gui.rawtext import K_CHUNK, K_HEADER, K_REQUEST, K_STEP, K_TOOL, K_TURN, K_USER, RawText
 
 Index = QModelIndex | QPersistentModelIndex
@@ -19,7 +20,7 @@ LINE_ROLE = Qt.ItemDataRole.UserRole + 1
 FULL_TEXT_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
-class RawLinesModel(QAbstractTableModel):
+class RawLinesModel(OneCallPerCell, QAbstractTableModel):
     COLUMNS = ("Line", "Text")
 
     def __init__(self, parent: Any = None) -> None:

@@ -23,6 +23,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QFont
 
 from app.gui import style
+from app.gui.models.one_call_per_cell import OneCallPerCell
 from app.gui.rows import Details, SessionRow
 
 Index = QModelIndex | QPersistentModelIndex
@@ -60,7 +61,7 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
 
 
-class SessionListModel(QAbstractTableModel):
+class SessionListModel(OneCallPerCell, QAbstractTableModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._all: dict[str, SessionRow] = {}

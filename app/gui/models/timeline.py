@@ -17,6 +17,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QFont
 
 from app.gui import style
+from app.gui.models.one_call_per_cell import OneCallPerCell
 from persistence.timeline import OPEN, SYNTHETIC, TimelineNode, derive
 
 Index = QModelIndex | QPersistentModelIndex
@@ -49,7 +50,7 @@ _BG = {
 _TURN_BG = "#eef1f5"
 
 
-class TimelineModel(QAbstractItemModel):
+class TimelineModel(OneCallPerCell, QAbstractItemModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._records: Sequence[dict[str, Any]] = ()

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from app.gui import style
 from app.gui.details import DetailsPass
+from app.gui.gcpolicy import share_gil_with_gui
 from app.gui.jobs import Jobs
 from app.gui.list_controller import DEFAULT_POLL_MS, SessionListController
 from app.gui.models.header_fields import HeaderFieldsModel, header_rows
@@ -66,6 +67,7 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: AppSettings | None = None, *, poll_ms: int = DEFAULT_POLL_MS,
                  restore_geometry: bool = True, icon: QIcon | None = None) -> None:
         super().__init__()
+        share_gil_with_gui()
         self.settings = settings or AppSettings()
         self.setWindowTitle("SessionScope")
         if icon is not None:
@@ -197,7 +199,8 @@ class MainWindow(QMainWindow):
         self.session_model.dataChanged.connect(self._rows_changed)
         ld = self.loader
         ld.opened.connect(self._session_diagnosed)
-        ld.timeline_ready.connect(lambda _k: self.timeline_pane.show_tail())
+        ld.timeline_ready.connect(lambda _k: self.timeline_pane.show_tail_or_kept())
+        ld.timeline_replacing.connect(lambda _k: self.timeline_pane.keep_selection())
         ld.raw_ready.connect(self._raw_ready)
         ld.loaded.connect(self._session_loaded)
         ld.progress_started.connect(self._progress_started)

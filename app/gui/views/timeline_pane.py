@@ -117,6 +117,8 @@ class TimelinePane(QWidget):
         self.tree.customContextMenuRequested.connect(self._context_menu)
         self.last_menu: QMenu | None = None
         self._pinned = True
+        self._auto_key: tuple[object, ...] | None = None
+        self._kept_seq: int | None = None
         model.rowsAboutToBeInserted.connect(self._remember_pin)
         model.rowsInserted.connect(self._follow_tail)
         self.set_banner("", None)
@@ -144,6 +146,21 @@ class TimelinePane(QWidget):
             return  # older blocks were prepended: not the tail
         QTimer.singleShot(0, self.tree.scrollToBottom)
 
+    def keep_selection(self) -> None:
+        """The rows are about to be rebuilt (a tail preview gives way to the full read): remember what the
+        user chose, unless it is still the row ``show_tail`` picked."""
+        node = self.current_node()
+        self._kept_seq = None if node is None or node.key == self._auto_key else node.first_seq
+
+    def show_tail_or_kept(self) -> None:
+        seq, self._kept_seq = self._kept_seq, None
+        if seq is not None and seq >= 0:
+            idx = self.model.index_for_seq(seq)
+            if idx.isValid():
+                self.select_index(idx)
+                return
+        self.show_tail()
+
     def show_tail(self) -> None:
         """A freshly loaded session: expand the newest turn, select its last row, scroll to the end."""
         m = self.model
@@ -163,6 +180,8 @@ class TimelinePane(QWidget):
             meaningful = [k for k in kids if (n := m.node(k)) is not None and n.kind not in ("usage", "request")]
             target = (meaningful or kids)[-1]
         self.tree.setCurrentIndex(target)
+        node = m.node(target)
+        self._auto_key = None if node is None else node.key
         self.tree.scrollToBottom()
         self._pinned = True
 
