@@ -137,9 +137,30 @@ def compact_count(n: int) -> str:
 
 
 def one_line(text: Any, limit: int = SUMMARY_LIMIT) -> str:
-    """The first non-blank line, whitespace collapsed, cut at ``limit`` with an ellipsis."""
+    """The first non-blank line, whitespace collapsed, cut at ``limit`` with an ellipsis.
+
+    Only the head of a long text is split (a 100 KB reasoning block is summarised thousands of
+    times when a big log is folded); " …" marks that more non-blank text follows the line.
+    """
     if not isinstance(text, str):
         return ""
+    window = text if len(text) <= 4 * limit + 256 else text[: 4 * limit + 256]
+    offset = 0
+    for raw in window.splitlines(keepends=True):
+        offset += len(raw)
+        line = " ".join(raw.split())
+        if not line:
+            continue
+        if len(line) > limit:
+            return line[: limit - 1] + "…"
+        if offset >= len(window) and len(window) < len(text):
+            return _one_line_whole(text, limit)  # the window cut this very line short
+        more = bool(text[offset:].strip())
+        return line + (" …" if more and len(line) < limit - 2 else "")
+    return _one_line_whole(text, limit) if len(window) < len(text) else ""
+
+
+def _one_line_whole(text: str, limit: int) -> str:
     for line in text.splitlines():
         line = " ".join(line.split())
         if line:
@@ -479,8 +500,9 @@ class _Fold:
             self._place(self._node("event", i, "assistant/chunk", compact_json(_get(rec, "data", "chunk"))))
             return
         st.chunks.append(i)
-        ch = _get(rec, "data", "chunk")
-        if isinstance(ch, dict) and ch.get("type") == "usage":
+        data = rec.get("data")
+        ch = data.get("chunk") if type(data) is dict else None
+        if type(ch) is dict and ch.get("type") == "usage":
             u = Usage.from_json(ch.get("usage"))
             if u is not None:
                 st.usage = u
@@ -526,10 +548,18 @@ class _Fold:
         if st is not None:
             # Chunks of failed attempts were closed off at their llm/retry, so what is pending now is the
             # stream of this message (upstream cites exactly these seqs; we do not rely on the list).
-            for j in st.chunks:
-                s = _seq_of(self.records[j], j)
-                idx = _get(self.records[j], "data", "chunk", "index")
-                ctype = _get(self.records[j], "data", "chunk", "type")
+            records = self.records
+            for j in st.chunks:  # the hot loop of a big log: plain dict access, no helpers
+                r = records[j]
+                s = r.get("seq")
+                if type(s) is not int:
+                    s = _seq_of(r, j)
+                d = r.get("data")
+                ch = d.get("chunk") if type(d) is dict else None
+                if type(ch) is dict:
+                    idx, ctype = ch.get("index"), ch.get("type")
+                else:
+                    idx = ctype = None
                 if idx is not None and ctype not in ("usage", "finish"):
                     by_block.setdefault(idx, []).append(s)
                 else:
