@@ -21,10 +21,13 @@ def default_root() -> str:
 
 
 def resources_dir() -> Path:
+    """The icons: a PyInstaller bundle's, else the source tree's, else a wheel install's ``<prefix>/share``."""
     bundled = getattr(sys, "_MEIPASS", None)  # a PyInstaller bundle keeps resources next to the executable
     if bundled:
         return Path(bundled) / "resources"
-    return RESOURCES
+    if (RESOURCES / ICON_NAME).exists():
+        return RESOURCES
+    return Path(sys.prefix) / "share" / "sessionscope" / "resources"
 
 
 def run_app(root: str | None = None, demo: bool = False, session: str | None = None, screenshot: str | None = None,

@@ -28,6 +28,7 @@ from app.gui.scan import (
     project_dirs,
     scan_root,
 )
+from app.gui.sqlite_facts import session_facts
 from app.gui.watcher import RootWatcher
 from app.gui.workers import in_thread
 
@@ -190,6 +191,22 @@ class SessionListController(QObject):
             meta = s.header.to_json()
             loc = self.store.locate(meta)
             rows.append(SessionRow.from_snapshot(meta, s.revision, None if loc is None else loc.path))
+        # Size/Modified: only sessions whose revision moved are measured again (all on the first listing).
+        changed = []
+        for r in rows:
+            old = self.model.get(r.key)
+            if old is not None and old.revision == r.revision:
+                r.size, r.modified_ns = old.size, old.modified_ns
+            else:
+                changed.append(r)
+        if changed and self.root is not None:
+            root = self.root
+            ids = None if len(changed) == len(rows) else [r.session_id for r in changed]
+            facts = await in_thread(lambda: session_facts(root, ids))
+            for r in changed:
+                size, last_ms = facts.get(r.session_id, (None, None))
+                r.size = size
+                r.modified_ns = None if last_ms is None else last_ms * 1_000_000
         return rows
 
     async def _close_root(self) -> None:

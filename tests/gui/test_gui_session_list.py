@@ -126,3 +126,35 @@ def test_sqlite_store_lists_and_opens_read_only(qtbot: Any, make_window: Any, tm
     assert "synthetic" in w.timeline_model.node(w.timeline_model.index(w.timeline_model.rowCount() - 1, 0)).flags
     # A viewer never writes: the database and its WAL are byte-identical afterwards (the -shm index is SQLite's).
     assert {p.name: p.read_bytes() for p in root.iterdir() if p.name in before} == before
+
+
+def test_sqlite_rows_show_size_and_newest_event_time(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
+    from guikit import make_turn
+
+    db = tmp_path / "store" / "sessions.sqlite"
+    db.parent.mkdir(mode=0o700)
+
+    async def write(turns: dict[str, int]) -> None:
+        store = open_store(str(db), "sqlite")
+        try:
+            for sid, n in turns.items():
+                if await store.read_stored_revision(sid) is None:
+                    await store.create({"id": sid, "createdAt": 1767600000000, "cwd": "/proj/x"})
+                seq = len((await store.read_from(sid, 0)).events) if await store.read_stored_revision(sid) else 0
+                for t in range(1, n + 1):
+                    evs = make_turn(seq, t, f"p{t}", time=1767600000000 + 1000 * seq)
+                    await store.append(sid, evs)
+                    seq += len(evs)
+        finally:
+            await store.close()
+
+    arun(write({"small": 1, "big": 3}))
+    w = make_window(db)
+    wait_listed(qtbot, w)
+    small, big = w.session_model.find_id("small"), w.session_model.find_id("big")
+    assert small.size and big.size and big.size > small.size
+    assert small.modified_ns and big.modified_ns and big.modified_ns > small.modified_ns
+    m = w.session_model
+    row = m.row_for_key(big.key)
+    assert m.data(m.index(row, Col.SIZE)) not in ("", None) and m.data(m.index(row, Col.MODIFIED)) not in ("", None)
+    assert "event data" in m.data(m.index(row, Col.SIZE), Qt.ItemDataRole.ToolTipRole)

@@ -121,10 +121,12 @@ def header_rows(row: SessionRow, parent: SessionRow | None, children: list[Sessi
     out.append(FieldRow("artifact", location or row.path or "—"))
     encodings = {"zstd": "JSONL, zstd frames", "none": "JSONL, plain"}
     out.append(FieldRow("encoding", encodings.get(row.compression or "", "SQLite rows")))
+    in_store = row.compression is None
     if row.size is not None:
-        out.append(FieldRow("size", f"{style.format_size(row.size)}  ({row.size:,} bytes)"))
+        what = "of event data" if in_store else "on disk"
+        out.append(FieldRow("size", f"{style.format_size(row.size)}  ({row.size:,} bytes {what})"))
     if row.modified_ns is not None:
-        out.append(FieldRow("modified", style.format_ns(row.modified_ns)))
+        out.append(FieldRow("newest event" if in_store else "modified", style.format_ns(row.modified_ns)))
     out.append(FieldRow("revision", row.revision or "—"))
 
     out.append(FieldRow("Diagnosis", "", section=True))

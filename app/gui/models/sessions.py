@@ -459,7 +459,9 @@ def tooltip(r: SessionRow, col: int) -> str:
     if col == Col.TITLE:
         return r.title or r.reason
     if col == Col.SIZE and r.size is not None:
-        return f"{r.size:,} bytes on disk ({r.compression or 'sqlite'})"
+        if r.compression is None:
+            return f"{r.size:,} bytes of event data in the SQLite store"
+        return f"{r.size:,} bytes on disk ({r.compression})"
     return ""
 
 
