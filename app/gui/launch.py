@@ -65,6 +65,7 @@ def run_app(root: str | None = None, demo: bool = False, session: str | None = N
         if demo:
             window.statusBar().showMessage("Preparing the demo root …")
             path = await ensure_demo_root(demo_root_path())
+            window.statusBar().clearMessage()
             window.open_root(path, session=session)
         else:
             window.open_root(root or default_root(), session=session)

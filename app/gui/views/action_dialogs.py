@@ -151,6 +151,7 @@ class RepairDialog(QDialog):
             self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        layout.addStretch(1)  # spare height goes here, not into the wrapped labels
         layout.addWidget(self.buttons)
         self._update()
 
@@ -216,6 +217,7 @@ class ResumeDialog(QDialog):
         self.terminal_button.clicked.connect(lambda: self.done(self.TERMINAL))
         self.copy_button.clicked.connect(lambda: self.done(self.COPY))
         self.buttons.rejected.connect(self.reject)
+        layout.addStretch(1)  # spare height goes here, not into the wrapped labels
         layout.addWidget(self.buttons)
         self.template.textChanged.connect(self._update)
         self._update()
@@ -259,4 +261,5 @@ class ConfirmDialog(QDialog):
         self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        layout.addStretch(1)  # spare height goes here, not into the wrapped labels
         layout.addWidget(self.buttons)
