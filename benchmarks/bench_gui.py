@@ -219,30 +219,49 @@ def _next_turn(records: Any, n: int) -> list[dict[str, Any]]:
     ]
 
 
+WRITER = """
+import asyncio, sys, time, orjson
+sys.path.insert(0, sys.argv[1])
+from persistence import JsonlSessionPersistence
+
+async def main():
+    store = JsonlSessionPersistence(sys.argv[2])
+    try:
+        await store.append(sys.argv[3], orjson.loads(sys.argv[4]))  # returns once fsynced
+        print(repr(time.time()), flush=True)
+    finally:
+        await store.close()
+
+asyncio.run(main())
+"""
+
+
 async def follow_latency(w: Any, root: str) -> float:
-    """Milliseconds from another process-like writer's flushed append to the open timeline showing it."""
-    from persistence import JsonlSessionPersistence
+    """Milliseconds from another process's flushed append to the open timeline showing it."""
+    import orjson
 
     before = w.timeline_model.stored_count
     batch = _next_turn(w.timeline_model.records, before)
-
-    async def write() -> None:
-        store = JsonlSessionPersistence(root)
-        try:
-            await store.append(BIG_ID, batch)
-        finally:
-            await store.close()
-
     await until(lambda: w.controller.watcher.active)
     path = w.session_model.find_id(BIG_ID).path
     size = os.path.getsize(path)
-    await asyncio.to_thread(lambda: asyncio.run(write()))  # the writer's own loop and thread, like an agent
-    t_flush = time.perf_counter()
+    seen: list[float] = []
+
+    def check() -> bool:
+        if not seen and w.timeline_model.stored_count > before:
+            seen.append(time.time())  # wall clock: comparable with the writer process's stamp
+        return bool(seen)
+
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", WRITER, os.path.join(HERE, ".."), root, BIG_ID,
+                                                orjson.dumps(batch).decode(), stdout=asyncio.subprocess.PIPE)
     try:
-        t_seen = await until(lambda: w.timeline_model.stored_count > before, timeout=60)
+        flushed = float((await proc.stdout.readline()).decode() or "nan") if proc.stdout else float("nan")
+        await until(check, timeout=60)
+        if await proc.wait() != 0:
+            raise RuntimeError("the writer process failed")
     finally:
         os.truncate(path, size)  # leave the generated root as it was for the next run
-    return (t_seen - t_flush) * 1000
+    return (seen[0] - flushed) * 1000
 
 
 def main() -> None:

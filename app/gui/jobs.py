@@ -14,6 +14,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.gui.gcpolicy import scrub_exception
+
 log = logging.getLogger(__name__)
 
 
@@ -54,6 +56,10 @@ class Jobs(QObject):
         if key is not None and self._keyed.get(key) is task:
             del self._keyed[key]
         if task.cancelled():
+            try:
+                task.result()
+            except asyncio.CancelledError as cancelled:  # its __context__ is the one raised inside the task
+                scrub_exception(cancelled)
             return
         err = task.exception()
         if err is not None:
@@ -62,6 +68,7 @@ class Jobs(QObject):
                 self.failed.emit(task.get_name(), f"{type(err).__name__}: {err}")
             except RuntimeError:  # the QObject is already gone during interpreter shutdown
                 pass
+            scrub_exception(err)
 
     async def shutdown(self) -> None:
         """Cancel everything and wait until every task has finished unwinding."""

@@ -32,6 +32,7 @@ from persistence.timeline import TimelineNode, block_spans, derive, tail_first_s
 log = logging.getLogger(__name__)
 READABLE = ("ok", "open-turn", "torn-tail")
 PREVIEW_EVENTS = 3000  # events of the tail shown before the whole log is read
+PREVIEW_PAINT_S = 0.04
 
 
 @dataclass(slots=True)
@@ -245,6 +246,8 @@ class SessionLoader(QObject):
         self.timeline.load(records, stored, spans, nodes, first)
         cur.previewed = True
         self.timeline_ready.emit(cur.key)
+        # Let the preview paint before the whole-log parse starts competing with it for the GIL.
+        await asyncio.sleep(PREVIEW_PAINT_S)
 
     async def _load_raw(self, cur: OpenSession, progress: Progress, store: EngineGate) -> None:
         row = cur.row

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from app.gui.gcpolicy import scrub_exception
+
 T = TypeVar("T")
 
 
@@ -74,6 +76,6 @@ async def in_thread(fn: Callable[..., T], *args: object, cancel: threading.Event
             cancel.set()
         try:
             await fut
-        except BaseException:
-            pass
+        except BaseException as err:
+            scrub_exception(err)  # the worker's frames would otherwise keep what they read alive
         raise
