@@ -84,9 +84,23 @@ async def bench(n_events: int, n_sessions: int, repeat: int, only: list[str] | N
                 s = fresh()
                 await s.read_from("big-session", len(events) - 50)
 
+            async def newest() -> None:
+                s = fresh()
+                await s.read_tail("big-session", 2000)
+
+            warm = fresh()
+            await warm.read_from("big-session", 0)  # a viewer that has read the session once
+
+            async def tail_again(warm: CoordinatedPersistence = warm) -> None:
+                # What a viewer following the session asks after each change: the events past what it holds.
+                await warm.read_from("big-session", len(events))
+
             r_load = await timed(load, repeat)
             r_inspect = await timed(inspect, repeat)
             r_tail = await timed(tail, repeat)
+            r_tail_warm = await timed(tail_again, repeat)
+            r_newest = await timed(newest, repeat)
+            await warm.close()
 
             many = make(f"many-{name}")
             small = session_events(12)
@@ -106,7 +120,9 @@ async def bench(n_events: int, n_sessions: int, repeat: int, only: list[str] | N
             r_snaps = await timed(snaps, repeat)
             print(
                 f"{name:11s} write {write_s * 1000:8.0f} ms | load {r_load:7.0f} ms | inspect {r_inspect:7.0f} ms | "
-                f"read_from(tail) {r_tail:7.1f} ms | list({n_sessions}) {r_list:7.0f} ms | "
+                f"read_from(tail) {r_tail:7.1f} ms | read_from(new, warm) {r_tail_warm:5.1f} ms | "
+                f"read_tail(2000) {r_newest:6.1f} ms | "
+                f"list({n_sessions}) {r_list:7.0f} ms | "
                 f"list_snapshots {r_snaps:7.0f} ms | peak RSS {peak_rss_mb():6.0f} MB"
             )
 
