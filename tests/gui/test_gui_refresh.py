@@ -151,3 +151,35 @@ def test_sqlite_store_follows_a_live_writer(qtbot: Any, make_window: Any, arun: 
     qtbot.waitUntil(lambda: tl.rowCount() == 2 and raw.rowCount() == len(first) + len(second), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: w.session_model.find_id("sq").event_count == len(first) + len(second), timeout=WAIT_MS)
     arun(writer.close())
+
+
+def test_a_long_session_previews_its_tail_then_keeps_the_users_row(qtbot: Any, make_window: Any, arun: Any,
+                                                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.gui.session_loader as session_loader
+
+    monkeypatch.setattr(session_loader, "PREVIEW_EVENTS", 200)
+    monkeypatch.setattr(session_loader, "PREVIEW_PAINT_S", 0.6)  # time to pick a row before the full read lands
+    root = tmp_path / "root"
+    arun(_make_root(root, ["long"], turns=60))
+    w = make_window(root)
+    wait_listed(qtbot, w)
+    readies: list[int] = []
+    w.loader.timeline_ready.connect(lambda _k: readies.append(w.timeline_model.stored_count))
+    key = w.session_model.find_id("long").key
+    w.loader.close()
+    w._open_key = None
+    w.open_session_key(key)
+    qtbot.waitUntil(lambda: len(readies) >= 1, timeout=WAIT_MS)
+    assert w.loader.current.previewed
+    preview_count = readies[0]
+    tl = w.timeline_model
+    assert 200 <= preview_count < 60 * 13
+    # The user picks the second-to-last turn while the preview shows.
+    pick = tl.index(tl.rowCount() - 2, 0)
+    w.timeline_pane.select_index(pick)
+    picked_seq = w.timeline_pane.current_node().first_seq
+    qtbot.waitUntil(lambda: len(readies) >= 2, timeout=WAIT_MS)
+    wait_opened(qtbot, w, key)
+    total = w.session_model.find_id("long").event_count
+    assert readies[1] == total == tl.stored_count
+    assert w.timeline_pane.current_node().first_seq == picked_seq  # the full read did not move the user
