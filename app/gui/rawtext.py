@@ -175,7 +175,24 @@ class RawText:
         self.markers[i] = MARKER_PREFIX + text
 
 
+_DT = b'"dt":['
+_INT_LIST = re.compile(rb"-?\d+(,-?\d+)*")
+
+
 def _row_members(line: bytes) -> int:
+    """Members of a packed chunk row: ``len(dt) + 1``, read without parsing the (large) texts.
+
+    The writer puts ``dt`` (integers only) before ``texts``/``args``; an earlier ``"dt":[`` can only
+    sit inside a string, where its quote is escaped.  Anything unexpected takes the full parse.
+    """
+    i = line.find(_DT)
+    while i > 0 and line[i - 1 : i] == b"\\":
+        i = line.find(_DT, i + 1)
+    if i > 0:
+        j = line.find(b"]", i + len(_DT))
+        body = line[i + len(_DT) : j]
+        if j > 0 and (not body or _INT_LIST.fullmatch(body)):
+            return body.count(b",") + 1 + (1 if body else 0)
     try:
         value = orjson.loads(line)
         return len(value["data"]["dt"]) + 1
