@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,6 +137,9 @@ def compact_count(n: int) -> str:
     return str(n)
 
 
+_NON_SPACE = re.compile(r"\S")
+
+
 def one_line(text: Any, limit: int = SUMMARY_LIMIT) -> str:
     """The first non-blank line, whitespace collapsed, cut at ``limit`` with an ellipsis.
 
@@ -155,7 +159,7 @@ def one_line(text: Any, limit: int = SUMMARY_LIMIT) -> str:
             return line[: limit - 1] + "…"
         if offset >= len(window) and len(window) < len(text):
             return _one_line_whole(text, limit)  # the window cut this very line short
-        more = bool(text[offset:].strip())
+        more = _NON_SPACE.search(text, offset) is not None
         return line + (" …" if more and len(line) < limit - 2 else "")
     return _one_line_whole(text, limit) if len(window) < len(text) else ""
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import threading
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
 from app.gui.engine import open_for_viewing
-from app.gui.rows import Details
+from app.gui.rows import READABLE, Details
 from app.gui.scan import FoundArtifact, artifacts_in_project_dir
 from persistence import CoordinatedPersistence, SessionPersistenceError
 from persistence.errors import upstream_class_of
 from persistence.timeline import latest_title
 
-READABLE = ("ok", "open-turn", "torn-tail")
 Job = tuple[str, str, str | None]  # (row key, session id, revision the row shows)
 
 _stores: dict[str, CoordinatedPersistence] = {}
@@ -72,6 +72,7 @@ def scan_project(project_dir: str) -> list[FoundArtifact]:
 
 
 _pool: ProcessPoolExecutor | None = None
+_pool_lock = threading.Lock()
 WORKER_NICENESS = 10
 
 
@@ -87,23 +88,23 @@ _pool_failed = False
 def shared_pool() -> Executor | None:
     """One small process pool for the whole app (None when processes are unavailable or disabled)."""
     global _pool, _pool_failed
-    if _pool is not None or _pool_failed:
+    with _pool_lock:  # the warm-up thread and the GUI thread may both ask first
+        if _pool is not None or _pool_failed:
+            return _pool
+        if os.environ.get("SESSIONSCOPE_INPROCESS"):
+            _pool_failed = True
+            return None
+        try:
+            workers = max(1, min(4, (os.cpu_count() or 2)))
+            _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_yield_cpu)
+        except (OSError, ValueError, NotImplementedError):
+            _pool_failed = True
+            return None
         return _pool
-    if os.environ.get("SESSIONSCOPE_INPROCESS"):
-        _pool_failed = True
-        return None
-    try:
-        workers = max(1, min(4, (os.cpu_count() or 2)))
-        _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_yield_cpu)
-    except (OSError, ValueError, NotImplementedError):
-        _pool_failed = True
-        return None
-    return _pool
 
 
 def warm_pool() -> None:
     """Start the worker processes now, on a plain thread, so the first listing does not wait for them."""
-    import threading
 
     def warm() -> None:
         pool = shared_pool()

@@ -27,11 +27,20 @@ from contextlib import contextmanager
 _depth = 0
 
 
+_was_enabled = True
+
+
 @contextmanager
 def engine_call() -> Iterator[None]:
-    """Run a (possibly big) engine read without a collection landing on the GUI afterwards."""
-    global _depth
-    was_enabled = gc.isenabled() if _depth == 0 else False
+    """Run a (possibly big) engine read without a collection landing on the GUI afterwards.
+
+    Calls may overlap without nesting (a listing holds this across awaits while a session loads), so
+    the collector's state is kept per process, taken when the first one starts and restored when the
+    last one ends, like ``persistence/gcpause.py`` does.
+    """
+    global _depth, _was_enabled
+    if _depth == 0:
+        _was_enabled = gc.isenabled()
     _depth += 1
     gc.disable()
     try:
@@ -40,7 +49,7 @@ def engine_call() -> Iterator[None]:
         _depth -= 1
         if _depth == 0:
             gc.freeze()
-            if was_enabled:
+            if _was_enabled:
                 gc.enable()
 
 
@@ -62,26 +71,10 @@ def scrub_exception(exc: BaseException | None) -> None:
         exc = exc.__cause__ or exc.__context__
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Keep the collector off while the window builds many acyclic values (a root's listing).
-
-    Young collections during a 10k-row listing walk every row built so far, in whichever thread
-    allocates (the process pool's result thread included) with the GIL held: 20-45 ms pauses were
-    measured.  Afterwards everything is frozen, like ``engine_call`` does.
-    """
-    global _depth
-    was_enabled = gc.isenabled() if _depth == 0 else False
-    _depth += 1
-    gc.disable()
-    try:
-        yield
-    finally:
-        _depth -= 1
-        if _depth == 0:
-            gc.freeze()
-            if was_enabled:
-                gc.enable()
+# Listing a root builds many acyclic values (rows, headers): same policy as an engine read.  Young
+# collections during a 10k-row listing walk every row built so far, in whichever thread allocates
+# (the process pool's result thread included), with the GIL held: 20-45 ms pauses were measured.
+collector_paused = engine_call
 
 
 def settle() -> None:

@@ -121,6 +121,7 @@ class SessionListController(QObject):
             self._batch_timer.stop()
             while self._pending:
                 self._flush_found()
+                self._batch_timer.stop()  # this loop paces the remaining slices itself
                 await asyncio.sleep(SLICE_GAP_MS / 1000)  # painting and input run between slices
             if generation != self._generation:
                 return

@@ -7,6 +7,8 @@ from typing import Any
 
 from app.gui.scan import FoundArtifact
 
+READABLE = ("ok", "open-turn", "torn-tail")  # statuses whose events can be shown (a crash is closed in memory)
+
 
 @dataclass(frozen=True, slots=True)
 class Details:

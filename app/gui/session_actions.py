@@ -10,12 +10,14 @@ the list rows it touched are re-scanned at once and the open session is reloaded
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
 
@@ -26,15 +28,15 @@ from app.actions.artifacts import ArtifactRef
 from app.gui.jobs import Jobs
 from app.gui.list_controller import SessionListController
 from app.gui.models.sessions import SessionListModel
-from app.gui.rows import SessionRow
+from app.gui.rows import READABLE, SessionRow
 from app.gui.session_loader import SessionLoader
 from app.gui.settings import AppSettings
 from app.gui.views.action_dialogs import ConfirmDialog, RepairDialog, ResumeDialog, await_dialog
 from app.gui.workers import in_thread
 from persistence import CoordinatedPersistence, SessionPersistenceError, open_store
 
+log = logging.getLogger(__name__)
 REPAIRABLE = ("open-turn", "torn-tail")
-READABLE = ("ok", "open-turn", "torn-tail")
 
 
 @asynccontextmanager
@@ -104,6 +106,7 @@ class SessionActions(QObject):
             self._report("copy", "refused", "This session has no artifact file to copy.")
             return
         dlg = QFileDialog(self.parent_widget, "Copy the raw artifact to …")
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dlg.selectFile(os.path.join(os.path.expanduser("~"), self._export_name(row, ref)))
         dlg.fileSelected.connect(lambda path: self.copy_raw(row, path))
@@ -134,8 +137,11 @@ class SessionActions(QObject):
             self._report(action, "refused", str(err))
         except resume_action.ResumeLaunchError as err:
             self._report(action, "failed", str(err))
-        except (SessionPersistenceError, OSError) as err:
+        except (SessionPersistenceError, OSError, sqlite3.Error) as err:
             self._report(action, "failed", f"{type(err).__name__}: {err}")
+        except Exception as err:  # a bug must still end in a message, not in a silently dead job
+            log.exception("%s failed", action)
+            self._report(action, "failed", f"unexpected {type(err).__name__}: {err}")
 
     # ------------------------------------------------------------ repair
 
@@ -149,7 +155,8 @@ class SessionActions(QObject):
             liveness = await self._liveness(preview, quiet)
             dlg = RepairDialog(preview, liveness, self.parent_widget)
             code = await self._ask(dlg)
-            if dlg.copy_requested:
+            copy_requested, force = dlg.copy_requested, dlg.force  # the dialog goes at the next loop turn
+            if copy_requested:
                 self.ask_copy_raw(row)
                 self.done.emit("repair", "cancelled", "copy the raw artifact instead")
                 return
@@ -157,7 +164,7 @@ class SessionActions(QObject):
                 self.done.emit("repair", "cancelled", "nothing was changed")
                 return
             self.message.emit(f"Repairing {row.session_id} …")
-            result = await repair_action.repair_session(store, row.session_id, force=dlg.force, quiet_seconds=quiet,
+            result = await repair_action.repair_session(store, row.session_id, force=force, quiet_seconds=quiet,
                                                         expected_revision=preview.revision)
         text = (f"Repaired {row.session_id}: now {result.status_after}, {result.events_after:,} events; "
                 f"backup at {result.backup}")
@@ -165,8 +172,10 @@ class SessionActions(QObject):
         self.message.emit(text)
         self.done.emit("repair", "done", text)
 
-    async def _liveness(self, preview: repair_action.RepairPreview, quiet: float) -> str | None:
-        if not preview.repairable or preview.artifact is None:
+    async def _liveness(self, preview: repair_action.RepairPreview, quiet: float, *, always: bool = False) -> str | None:
+        """The guard's objection; for a repair only when one will be written, for a resume ``always``
+        (two harnesses on one session would interleave their appends)."""
+        if not (preview.repairable or always) or preview.artifact is None:
             return None
         ref = preview.artifact
         return await in_thread(lambda: repair_action.check_liveness(ref, quiet_seconds=quiet))
@@ -208,21 +217,24 @@ class SessionActions(QObject):
             preview = await repair_action.preview_repair(store, row.session_id)
             if preview.status not in READABLE:
                 raise repair_action.RepairRefused(f'cannot resume "{row.session_id}": {preview.reason}')
-            liveness = await self._liveness(preview, quiet) if preview.artifact is not None else None
+            liveness = await self._liveness(preview, quiet, always=True)
             dlg = ResumeDialog(session_id=row.session_id, cwd=row.cwd, root=root, template=self.settings.resume_template(),
                                preview=preview, liveness=liveness, parent=self.parent_widget)
             code = await self._ask(dlg)
-            if code not in (ResumeDialog.TERMINAL, ResumeDialog.COPY) or dlg.command is None:
+            # The dialog is deleted at the next event-loop turn: read everything from it now.
+            command, force, confirmed, template = dlg.command, dlg.force, dlg.repair_confirmed, dlg.template.text()
+            if code not in (ResumeDialog.TERMINAL, ResumeDialog.COPY) or command is None:
                 self.done.emit("resume", "cancelled", "nothing was changed")
                 return
-            self.settings.set_resume_template(dlg.template.text())
-            command = dlg.command
+            if preview.repairable and not confirmed:
+                raise repair_action.RepairRefused(f'"{row.session_id}" needs repair first and it was not confirmed')
+            self.settings.set_resume_template(template)
             if code == ResumeDialog.TERMINAL:
                 # Before anything is written: a missing harness or terminal must not leave a half-done resume.
                 await in_thread(resume_action.terminal_argv, command)
             repaired = ""
             if preview.repairable:
-                result = await repair_action.repair_session(store, row.session_id, force=dlg.force, quiet_seconds=quiet,
+                result = await repair_action.repair_session(store, row.session_id, force=force, quiet_seconds=quiet,
                                                             expected_revision=preview.revision)
                 repaired = f" (repaired first; backup at {result.backup})"
             with await store.prepare(row.session_id):
@@ -230,7 +242,10 @@ class SessionActions(QObject):
         if preview.repairable:
             await self._refresh(row, reopen=True)
         if code == ResumeDialog.TERMINAL:
-            await in_thread(resume_action.launch, command)
+            try:
+                await in_thread(resume_action.launch, command)
+            except resume_action.ResumeLaunchError as err:
+                raise resume_action.ResumeLaunchError(f"{err}{repaired}") from err
             text = f"Started in a terminal: {command.text}{repaired}"
         else:
             QGuiApplication.clipboard().setText(command.text)
@@ -280,6 +295,7 @@ class SessionActions(QObject):
     def _report(self, action: str, outcome: str, text: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, f"{action.capitalize()} — {outcome}", text,
                           QMessageBox.StandardButton.Close, self.parent_widget)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.error_box = box
         box.open()
         self.message.emit(text)

@@ -23,14 +23,13 @@ from app.gui.jobs import Jobs
 from app.gui.models.raw_lines import RawLinesModel
 from app.gui.models.timeline import TimelineModel
 from app.gui.rawtext import RawText, decode_jsonl, decode_records, read_file_from
-from app.gui.rows import SessionRow
+from app.gui.rows import READABLE, SessionRow
 from app.gui.workers import Progress, checkpoint, in_thread
 from persistence import SessionDiagnosis, SessionPersistenceError
 from persistence.model.repair import interrupted_turn_closers
 from persistence.timeline import TimelineNode, block_spans, derive, tail_first_span
 
 log = logging.getLogger(__name__)
-READABLE = ("ok", "open-turn", "torn-tail")
 PREVIEW_EVENTS = 3000  # events of the tail shown before the whole log is read
 PREVIEW_PAINT_S = 0.04
 

@@ -12,8 +12,9 @@ from collections.abc import Iterable
 
 from app.actions.artifacts import sqlite_uri
 
-ALL = "SELECT session_id, sum(length(data)), max(time) FROM events GROUP BY session_id"
-ONE = "SELECT sum(length(data)), max(time) FROM events WHERE session_id = ?"
+# length() of TEXT counts characters; of a BLOB, bytes.
+ALL = "SELECT session_id, sum(length(CAST(data AS BLOB))), max(time) FROM events GROUP BY session_id"
+ONE = "SELECT sum(length(CAST(data AS BLOB))), max(time) FROM events WHERE session_id = ?"
 
 Facts = dict[str, tuple[int, int | None]]  # session id -> (bytes of event data, newest event time in ms)
 

@@ -264,7 +264,7 @@ class JsonlStorage(StorageBackend):
         token.check()
         meta, events, torn, committed, count = self._parse(data, path)
         self.assert_identity(path, meta, session_id)
-        mark = _mark(revision, data[max(0, committed - CHECK_BYTES) : committed], committed, count, meta)
+        mark = _mark(revision, data[max(0, committed - CHECK_BYTES) : committed], committed, count, dict(meta))
         return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path},
                          tail_mark=mark)
 
@@ -294,42 +294,40 @@ class JsonlStorage(StorageBackend):
                     ) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None, int] | None:
         """(meta, events, torn, first seq) of a tail holding ``min_events`` committed events and a
         ``turn/start``; None when only the whole log would do."""
-        if self.compression == "zstd":
-            view = memoryview(data)
-            ranges, torn_start = frames.scan_frames(view)
-            if len(ranges) < 2:
+        if self.compression != "zstd":
+            nl = data.find(b"\n")
+            if nl < 0:
                 return None
-            meta = self._zstd_meta(view, ranges[0], path)
-            body = ranges[1:]
-            k = 8
-            while k < len(body):
-                chosen = body[len(body) - k :]
-                first_seq = _first_seq(frames.decode_frame(view, *chosen[0]))
-                if first_seq is None:
-                    return None
+            meta = parse_header_record(data[: nl + 1], path)
+            got = _tail_of_lines(data, nl + 1, min_events)
+            return None if got is None else (meta, *got)
+        view = memoryview(data)
+        ranges, torn_start = frames.scan_frames(view)
+        if len(ranges) < 2:
+            return None
+        meta = self._zstd_meta(view, ranges[0], path)
+        body = ranges[1:]
+        k = 2
+        while k < len(body):  # whole frames from the end: each is decoded once per attempt
+            chosen = body[len(body) - k :]
+            first_seq = _first_seq(frames.decode_frame(view, *chosen[0]))
+            if first_seq is not None:
                 events, torn, _committed, count = _scan_frames(view, chosen, torn_start, first_seq, 0)
                 if count >= min_events and _has_turn_start(events, count):
                     return meta, events, torn, first_seq
-                k *= 4
-            return None
-        nl = data.find(b"\n")
-        if nl < 0:
-            return None
-        meta = parse_header_record(data[: nl + 1], path)
-        window = 1 << 18
-        while len(data) - window > nl + 1:
-            cut = data.find(b"\n", len(data) - window)
-            if cut < 0:
-                return None
-            start = cut + 1
-            first_seq = _first_seq(data[start : data.find(b"\n", start) + 1 or len(data)])
-            if first_seq is None:
-                return None
-            events, torn, _committed = _scan_lines(data, start, first_seq)
-            if len(events) >= min_events and _has_turn_start(events, len(events)):
-                return meta, events, torn, first_seq
-            window *= 4
-        return None
+            k *= 4
+        # Few, large frames (a fork's seed is one): decompress them (cheap) and cut inside the text.
+        plain = b"".join(frames.decode_frame(view, start, end) for start, end in body)
+        got = _tail_of_lines(plain, 0, min_events)
+        if got is None or got[1] is not None:
+            return None  # a complete frame ending mid-record is corruption: the whole read reports it
+        events, _torn, first_seq = got
+        torn = None
+        if torn_start is not None:
+            recovered, _t, _c = _scan_lines(frames.decompress_prefix(view[torn_start:]), 0, first_seq + len(events))
+            events = events + recovered
+            torn = TornMarker(torn_start, recovered)
+        return meta, events, torn, first_seq
 
     @staticmethod
     def _zstd_meta(view: memoryview, header_range: tuple[int, int], path: str) -> dict[str, Any]:
@@ -607,6 +605,24 @@ def _first_seq(plain: bytes) -> int | None:
         return None
     seq = value.get("seq0") if value.get("type") in ROW_TAGS else value.get("seq")
     return seq if type(seq) is int and seq >= 0 else None
+
+
+def _tail_of_lines(data: bytes, floor: int, min_events: int) -> tuple[list[dict[str, Any]], TornMarker | None, int] | None:
+    """(events, torn, first seq) of the shortest line-aligned suffix of ``data[floor:]`` (widened 4x at a
+    time) that holds ``min_events`` committed events and a ``turn/start``; None when only all of it would."""
+    window = 1 << 16
+    while len(data) - window > floor:
+        cut = data.find(b"\n", len(data) - window)
+        start = cut + 1
+        if cut >= 0 and start < len(data):
+            end = data.find(b"\n", start)
+            first_seq = _first_seq(data[start : end + 1 if end >= 0 else len(data)])
+            if first_seq is not None:
+                events, torn, _committed = _scan_lines(data, start, first_seq)
+                if len(events) >= min_events and _has_turn_start(events, len(events)):
+                    return events, torn, first_seq
+        window *= 4  # one huge record at the end, an unreadable first line, or too few events
+    return None
 
 
 def _has_turn_start(events: list[dict[str, Any]], count: int) -> bool:

@@ -98,3 +98,23 @@ def test_missing_session_and_bad_arguments(backend: BackendKit) -> None:
                 await store.read_tail("nope", bad)  # type: ignore[arg-type]
 
     run(go())
+
+
+def test_a_log_written_in_one_batch_is_still_read_from_its_tail(backend: BackendKit) -> None:
+    """A fork's seed is one frame (one transaction): the tail is cut inside it, not read whole."""
+
+    async def write_one_batch() -> int:
+        store = backend.make()
+        await store.create(meta("long", "/proj"))
+        evs: list[dict[str, Any]] = []
+        for t in range(1, TURNS + 1):
+            evs += turn_events(len(evs), t)
+        await store.append("long", evs)
+        await store.close()
+        return len(evs)
+
+    total = run(write_one_batch())
+    tail, same_span, everything = run(tail_and_truth(backend, 20))
+    assert tail == same_span and tail == everything[len(everything) - len(tail):]
+    assert 0 < tail[0]["seq"] and tail[-1]["seq"] == total - 1
+    assert any(e["type"] == "turn/start" for e in tail)

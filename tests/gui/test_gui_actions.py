@@ -429,3 +429,38 @@ def test_actions_follow_the_selected_status(qtbot: Any, make_window: Any, arun: 
     w.select_session("crashed")
     qtbot.waitUntil(lambda: w.current_row().session_id == "crashed", timeout=WAIT_MS)
     assert w.act_repair.isEnabled()
+
+
+def test_resume_with_the_guard_overridden_repairs_then_launches(qtbot: Any, make_window: Any, arun: Any,
+                                                                 tmp_path: Path, fake_tools: Path) -> None:
+    """Every choice is read before the dialog goes away (it is deleted while the launch is checked)."""
+    target, folder = make_root(arun, tmp_path, age=None)  # just written: the guard objects
+    w = open_on(qtbot, make_window, target, "crashed")
+    seen = record_done(w)
+    w.act_resume.trigger()
+    dlg = wait_dialog(qtbot, w, ResumeDialog)
+    assert dlg.liveness is not None and not dlg.terminal_button.isEnabled()
+    dlg.confirm_repair.setChecked(True)
+    assert not dlg.terminal_button.isEnabled()
+    dlg.override.setChecked(True)
+    dlg.terminal_button.click()
+    action, outcome, message = wait_done(qtbot, seen, w)
+    assert (action, outcome) == ("resume", "done"), message
+    assert len(backups(folder)) == 1 and "backup at" in message
+    qtbot.waitUntil(lambda: fake_tools.exists() and fake_tools.read_text().strip() != "", timeout=WAIT_MS)
+    assert fake_tools.read_text().splitlines() == ["-e", "dsh --profile tui --resume crashed"]
+
+
+def test_resuming_a_session_that_is_being_written_needs_the_override(qtbot: Any, make_window: Any, arun: Any,
+                                                                      tmp_path: Path) -> None:
+    target, _folder = make_root(arun, tmp_path, age=None)
+    w = open_on(qtbot, make_window, target, "calm")  # balanced, but written a moment ago
+    seen = record_done(w)
+    w.act_resume.trigger()
+    dlg = wait_dialog(qtbot, w, ResumeDialog)
+    assert dlg.confirm_repair is None and dlg.liveness is not None
+    assert not dlg.copy_button.isEnabled()
+    dlg.override.setChecked(True)
+    assert dlg.copy_button.isEnabled()
+    dlg.reject()
+    assert wait_done(qtbot, seen, w)[:2] == ("resume", "cancelled")

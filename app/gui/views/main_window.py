@@ -494,6 +494,7 @@ class MainWindow(QMainWindow):
             self.list_pane.select_key(key)
         self._update_actions()
         menu = QMenu(self)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         for a in (self.act_repair, self.act_fork_last, self.act_resume, self.act_copy_raw):
             menu.addAction(a)
         self.list_pane.last_menu = menu

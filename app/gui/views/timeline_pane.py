@@ -223,6 +223,7 @@ class TimelinePane(QWidget):
             self.tree.setCurrentIndex(idx)
         text, turn = self.fork_action_text()
         menu = QMenu(self)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         act = menu.addAction(text)
         act.setEnabled(turn is not None)
         if turn is not None:
