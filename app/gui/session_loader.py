@@ -111,7 +111,7 @@ class SessionLoader(QObject):
     loaded = Signal(str)  # key: first view complete (timeline tail + raw text)
     indexed = Signal(str)  # key: background full index complete
     grew = Signal(str)
-    failed = Signal(str)
+    stopped_early = Signal(str)  # key: the load was cancelled while only the tail preview was shown
     progress_started = Signal(object)
     progress_finished = Signal(object)
 
@@ -170,6 +170,8 @@ class SessionLoader(QObject):
             await self._open_with(store, cur, progress)
         except asyncio.CancelledError:
             progress.cancel.set()
+            if cur.previewed and not cur.loaded:
+                self.stopped_early.emit(cur.key)
             raise
         finally:
             self.progress_finished.emit(progress)

@@ -183,3 +183,23 @@ def test_a_long_session_previews_its_tail_then_keeps_the_users_row(qtbot: Any, m
     total = w.session_model.find_id("long").event_count
     assert readies[1] == total == tl.stored_count
     assert w.timeline_pane.current_node().first_seq == picked_seq  # the full read did not move the user
+
+
+def test_stopping_a_long_load_during_its_preview_says_so(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.gui.session_loader as session_loader
+
+    monkeypatch.setattr(session_loader, "PREVIEW_EVENTS", 200)
+    monkeypatch.setattr(session_loader, "PREVIEW_PAINT_S", 1.0)
+    root = tmp_path / "root"
+    arun(_make_root(root, ["long"], turns=60))
+    w = make_window(root)
+    wait_listed(qtbot, w)
+    key = w.session_model.find_id("long").key
+    w.loader.close()
+    w._open_key = None
+    w.open_session_key(key)
+    qtbot.waitUntil(lambda: w.loader.current is not None and w.loader.current.previewed, timeout=WAIT_MS)
+    w.loader.cancel()  # what Esc / the progress panel's Cancel do
+    qtbot.waitUntil(lambda: "Reading stopped" in w.timeline_pane.banner.text(), timeout=WAIT_MS)
+    assert w.timeline_model.rowCount() > 0  # the newest turns stay readable

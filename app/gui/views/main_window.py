@@ -203,6 +203,7 @@ class MainWindow(QMainWindow):
         ld.timeline_replacing.connect(lambda _k: self.timeline_pane.keep_selection())
         ld.raw_ready.connect(self._raw_ready)
         ld.loaded.connect(self._session_loaded)
+        ld.stopped_early.connect(self._stopped_early)
         ld.progress_started.connect(self._progress_started)
         ld.progress_finished.connect(self.progress.untrack)
         self.progress.cancel_requested.connect(self.loader.cancel)
@@ -409,6 +410,11 @@ class MainWindow(QMainWindow):
             self._timeline_selected(node)  # the timeline may have chosen its row before the text was ready
         if t.markers:
             self.raw_pane.show_line(max(t.markers))  # where decoding stopped is the interesting part
+
+    def _stopped_early(self, key: str) -> None:
+        if key == self._open_key:  # not when the load was cancelled because another session was picked
+            self.timeline_pane.set_banner("<b>Reading stopped</b> — only the newest turns of this log are shown "
+                                          "and nothing was checked yet; F5 reads the whole log.", "pending")
 
     def _session_loaded(self, key: str) -> None:
         self.opened_keys.append(key)
