@@ -34,7 +34,7 @@ from persistence.gcpause import gc_paused
 from persistence.model.event import EventLog, SessionEvent, wire_of
 from persistence.model.header import SessionHeader
 from persistence.model.jsontext import NotLosslessError, is_nonneg_safe_integer, js_string, lossless_copy
-from persistence.model.repair import has_open_turn, interrupted_turn_closers
+from persistence.model.repair import has_open_turn, has_turn_start, interrupted_turn_closers
 from persistence.model.upgrade import check_identity_and_version, legacy_refusal, normalize_events
 from persistence.model.validate import validate_header, validate_seed_events
 from persistence.service import AbortSignal, EventLike, HeaderLike, SessionPersistence
@@ -188,7 +188,21 @@ def read_from_core(backend: StorageBackend, session_id: str, from_seq: int, toke
 
 
 def _read_from_core(backend: StorageBackend, session_id: str, from_seq: int, token: CancelToken) -> ReadFromResult:
-    stored: StoredLog | None = backend.load_suffix(session_id, from_seq, token)
+    stored, events = _normalized_span(backend, session_id, backend.load_suffix(session_id, from_seq, token), token)
+    backend.trust_tail(stored)
+    start = max(0, from_seq - stored.base_seq)
+    return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events[start:]))
+
+
+def read_tail_core(backend: StorageBackend, session_id: str, min_events: int, token: CancelToken) -> ReadFromResult:
+    with gc_paused():
+        stored, events = _normalized_span(backend, session_id, backend.load_tail(session_id, min_events, token), token)
+        return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events))
+
+
+def _normalized_span(backend: StorageBackend, session_id: str, stored: StoredLog | None,
+                     token: CancelToken) -> tuple[StoredLog, list[dict[str, Any]]]:
+    """A partial read (suffix or tail) checked and normalized like ``read_from`` does (pipeline steps 1-3)."""
     if stored is None:
         raise not_found(session_id)
     check_identity_and_version(session_id, stored.meta, stored.raw_path, stored.location)
@@ -198,31 +212,13 @@ def _read_from_core(backend: StorageBackend, session_id: str, from_seq: int, tok
         if full is None:
             raise not_found(session_id)
         stored = full
-    events = normalize_events(session_id, stored.events, stored.raw_path, stored.location)
-    backend.trust_tail(stored)
-    start = max(0, from_seq - stored.base_seq)
-    return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events[start:]))
-
-
-def read_tail_core(backend: StorageBackend, session_id: str, min_events: int, token: CancelToken) -> ReadFromResult:
-    with gc_paused():
-        stored = backend.load_tail(session_id, min_events, token)
-        if stored is None:
-            raise not_found(session_id)
-        check_identity_and_version(session_id, stored.meta, stored.raw_path, stored.location)
-        if stored.base_seq > 0 and any(_needs_earlier_facts(ev) for ev in stored.events):
-            full = backend.load_stored(session_id, token)
-            if full is None:
-                raise not_found(session_id)
-            stored = full
-        events = normalize_events(session_id, stored.events, stored.raw_path, stored.location)
-        return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events))
+    return stored, normalize_events(session_id, stored.events, stored.raw_path, stored.location)
 
 
 def _tail_start(records: Any, min_events: int) -> int:
     """Where a tail of at least ``min_events`` records that holds a ``turn/start`` begins."""
     start = max(0, len(records) - min_events)
-    if any(r.get("type") == "turn/start" for r in records[start:]):
+    if has_turn_start(records, start):
         return start
     for i in range(start - 1, -1, -1):
         if records[i].get("type") == "turn/start":

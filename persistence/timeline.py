@@ -225,7 +225,8 @@ def tool_arguments_summary(arguments: Any) -> str:
     return compact_json(value)
 
 
-def _get(d: Any, *path: str) -> Any:
+def get_path(d: Any, *path: str) -> Any:
+    """``d[path[0]][path[1]]…``, or None as soon as a level is not an object."""
     for key in path:
         if not isinstance(d, dict):
             return None
@@ -375,7 +376,7 @@ class _Fold:
         self._close_step(None)  # a step left open belongs to what came before this turn
         self._close_turn(None)
         self._flush_loose()
-        n = _get(rec, "data", "turn")
+        n = get_path(rec, "data", "turn")
         node = self._node("turn", i, f"Turn {n}" if n is not None else "Turn", key=("turn", _seq_of(rec, i)))
         self.turn = _Turn(node)
         self.blocks.append(node)
@@ -431,17 +432,17 @@ class _Fold:
         else:
             end = self.records[end_index]
             node.seqs.append(_seq_of(end, end_index))
-            kind = _get(end, "data", "reason", "kind")
+            kind = get_path(end, "data", "reason", "kind")
             reason = str(kind) if kind else "ended"
             if kind == "interrupted":
                 node.flag(INTERRUPTED, REPAIRED)
                 reason = "interrupted (crash)"
             elif kind == "aborted":
-                why = _get(end, "data", "reason", "reason", "kind")
+                why = get_path(end, "data", "reason", "reason", "kind")
                 reason = f"aborted ({why})" if why else "aborted"
             elif kind == "error":
                 node.flag(ERROR)
-                msg = _get(end, "data", "reason", "error", "message")
+                msg = get_path(end, "data", "reason", "error", "message")
                 reason = f"error: {one_line(msg, 80)}" if msg else "error"
             if end_index >= self.stored_count:
                 node.flag(SYNTHETIC)
@@ -463,7 +464,7 @@ class _Fold:
 
     def _open_step(self, i: int, rec: dict[str, Any]) -> None:
         self._close_step(None)
-        n = _get(rec, "data", "step")
+        n = get_path(rec, "data", "step")
         node = self._node("step", i, f"Step {n}" if n is not None else "Step", key=("step", _seq_of(rec, i)))
         if self.turn is not None:
             self.turn.node.add(node)
@@ -481,7 +482,7 @@ class _Fold:
         st.chunks = []
         text_parts: list[str] = []
         for j in idxs:
-            ch = _get(self.records[j], "data", "chunk")
+            ch = get_path(self.records[j], "data", "chunk")
             if isinstance(ch, dict):
                 if ch.get("type") in ("text-delta", "reasoning-delta") and isinstance(ch.get("text"), str):
                     text_parts.append(ch["text"])
@@ -501,7 +502,7 @@ class _Fold:
     def _chunk(self, i: int, rec: dict[str, Any]) -> None:
         st = self.step
         if st is None:
-            self._place(self._node("event", i, "assistant/chunk", compact_json(_get(rec, "data", "chunk"))))
+            self._place(self._node("event", i, "assistant/chunk", compact_json(get_path(rec, "data", "chunk"))))
             return
         st.chunks.append(i)
         data = rec.get("data")
@@ -515,9 +516,9 @@ class _Fold:
 
     def _user(self, i: int, rec: dict[str, Any]) -> None:
         data = rec.get("data")
-        source = _get(data, "source")
-        kind = _get(source, "kind")
-        text = content_text(_get(data, "content"))
+        source = get_path(data, "source")
+        kind = get_path(source, "kind")
+        text = content_text(get_path(data, "content"))
         replace = isinstance(rec.get("surfaceOp"), dict)
         if kind == "user":
             node = self._node("user", i, "User", one_line(text))
@@ -527,11 +528,11 @@ class _Fold:
         else:
             what = str(kind or "context")
             if kind == "plugin":
-                what = f"plugin:{_get(source, 'plugin')}"
-                form = _get(source, "form")
+                what = f"plugin:{get_path(source, 'plugin')}"
+                form = get_path(source, "form")
                 if form:
                     what += f" ({form})"
-            summary = one_line(_get(source, "summary")) or one_line(text)
+            summary = one_line(get_path(source, "summary")) or one_line(text)
             node = self._node("context", i, "Context", summary, info=what)
         if replace:
             node.kind = "annotation"
@@ -544,7 +545,7 @@ class _Fold:
         data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
         seq = _seq_of(rec, i)
         msg = data.get("message") if isinstance(data, dict) else None
-        content = _get(msg, "content")
+        content = get_path(msg, "content")
         usage = Usage.from_json(data.get("usage"))
         st = self.step
         by_block: dict[Any, list[int]] = {}
@@ -613,9 +614,9 @@ class _Fold:
             finish = None
             for s in other_chunk_seqs:
                 j = self._index_of_seq(s, i)
-                ch = _get(self.records[j], "data", "chunk")
+                ch = get_path(self.records[j], "data", "chunk")
                 if isinstance(ch, dict) and ch.get("type") == "finish":
-                    finish = _get(ch, "reason", "kind")
+                    finish = get_path(ch, "reason", "kind")
             node = self._node("usage", i, "Usage", u.short() if u else "(no usage reported)",
                               key=("usage", seq), seqs=other_chunk_seqs or [seq],
                               info=f"finish: {finish}" if finish else "")
@@ -642,12 +643,12 @@ class _Fold:
         return None
 
     def _tool_call(self, i: int, rec: dict[str, Any]) -> None:
-        call_id = _get(rec, "data", "callId")
+        call_id = get_path(rec, "data", "callId")
         tool = self._find_tool(call_id)
         seq = _seq_of(rec, i)
         if tool is None:
-            tool = self._node("tool", i, f"Tool · {_get(rec, 'data', 'name')}",
-                              tool_arguments_summary(_get(rec, "data", "arguments")), key=("tool", seq, call_id))
+            tool = self._node("tool", i, f"Tool · {get_path(rec, 'data', 'name')}",
+                              tool_arguments_summary(get_path(rec, "data", "arguments")), key=("tool", seq, call_id))
             self._place(tool)
             if self.step is not None:
                 self.step.tools[call_id] = tool
@@ -661,13 +662,13 @@ class _Fold:
 
     def _tool_result(self, i: int, rec: dict[str, Any]) -> None:
         data = rec.get("data")
-        msg = _get(data, "message")
-        blocks = _get(msg, "content")
+        msg = get_path(data, "message")
+        blocks = get_path(msg, "content")
         first = blocks[0] if isinstance(blocks, list) and blocks and isinstance(blocks[0], dict) else {}
-        call_id = _get(msg, "source", "callId") or first.get("toolCallId")
+        call_id = get_path(msg, "source", "callId") or first.get("toolCallId")
         is_error = first.get("isError") is True
-        err = _get(data, "error")
-        code = _get(err, "code")
+        err = get_path(data, "error")
+        code = get_path(err, "code")
         text = content_text(first.get("content")) if first else content_text(blocks)
         if isinstance(rec.get("surfaceOp"), dict):
             node = self._node("annotation", i, "Pruned", "tool output pruned (model-only replacement): " + one_line(text, 120))
@@ -675,7 +676,7 @@ class _Fold:
             self._place(node)
             return
         node = self._node("result", i, "Result", one_line(text) or "(empty)")
-        meta = _get(data, "meta")
+        meta = get_path(data, "meta")
         info: list[str] = []
         if is_error or err is not None:
             node.flag(ERROR)
@@ -713,49 +714,50 @@ class _Fold:
     def _other(self, i: int, rec: dict[str, Any]) -> None:
         t = rec.get("type")
         data = rec.get("data")
-        if t in ("approval/asked", "approval/decided") and _get(data, "callId") is not None:
-            tool = self._find_tool(_get(data, "callId"))
+        if t in ("approval/asked", "approval/decided") and get_path(data, "callId") is not None:
+            tool = self._find_tool(get_path(data, "callId"))
             if tool is not None:
-                summary = one_line(_get(data, "question") or _get(data, "outcome") or compact_json(data))
+                summary = one_line(get_path(data, "question") or get_path(data, "outcome") or compact_json(data))
                 tool.add(self._node("event", i, t, summary))
                 return
         if t in ("tool/code-dispatch-start", "tool/code-dispatch"):
-            tool = self._find_tool(_get(data, "parentCallId"))
+            tool = self._find_tool(get_path(data, "parentCallId"))
             if tool is not None:
-                tool.add(self._node("event", i, f"{t} · {_get(data, 'name') or ''}".rstrip(" ·"), compact_json(data)))
+                tool.add(self._node("event", i, f"{t} · {get_path(data, 'name') or ''}".rstrip(" ·"), compact_json(data)))
                 return
         if t == "request/header":
-            cfg = _get(data, "header", "config")
-            model = _get(cfg, "model")
-            node = self._node("request", i, "Request", f"{_get(cfg, 'provider') or ''} {model or ''}".strip() or "header",
-                              info=f"header · {_get(data, 'reason')}")
+            cfg = get_path(data, "header", "config")
+            model = get_path(cfg, "model")
+            node = self._node("request", i, "Request", f"{get_path(cfg, 'provider') or ''} {model or ''}".strip() or "header",
+                              info=f"header · {get_path(data, 'reason')}")
         elif t == "request/context":
-            cw = _get(data, "contextWindow")
-            node = self._node("request", i, "Request", f"{_get(data, 'provider') or ''} {_get(data, 'model') or ''}".strip(),
+            cw = get_path(data, "contextWindow")
+            what = f"{get_path(data, 'provider') or ''} {get_path(data, 'model') or ''}".strip()
+            node = self._node("request", i, "Request", what,
                               info=f"context window {compact_count(cw)}" if isinstance(cw, int) else "context")
         elif t == "session/title":
-            node = self._node("title", i, "Title", one_line(_get(data, "title")))
+            node = self._node("title", i, "Title", one_line(get_path(data, "title")))
         elif t == "session/end-seed":
             node = self._node("seed", i, "End of seed", "events above were inherited (fork / resume)")
             node.flag(SEED)
         elif t == "llm/retry":
-            node = self._node("retry", i, "LLM retry", one_line(_get(data, "failure", "message") or compact_json(data)))
+            node = self._node("retry", i, "LLM retry", one_line(get_path(data, "failure", "message") or compact_json(data)))
             node.flag(ERROR)
             if self.step is not None:
                 self._flush_stream(self.step, final=False, retry_index=i)
         elif t == "todo/write":
-            todos = _get(data, "todos")
+            todos = get_path(data, "todos")
             n = len(todos) if isinstance(todos, list) else 0
             done = sum(1 for x in todos if isinstance(x, dict) and x.get("status") == "completed") if n else 0
             node = self._node("event", i, "Todos", f"{done}/{n} done · " + "; ".join(
-                one_line(_get(x, "content"), 60) for x in (todos or [])[:3] if isinstance(x, dict)))
+                one_line(get_path(x, "content"), 60) for x in (todos or [])[:3] if isinstance(x, dict)))
         elif t == "agent/inbox/spliced":
-            ins = _get(data, "inserted")
+            ins = get_path(data, "inserted")
             n = len(ins) if isinstance(ins, list) else 0
-            removed = _get(data, "removedCount")
-            summary = f"{_get(data, 'target')}: +{n}" + (f" −{removed}" if removed else "")
+            removed = get_path(data, "removedCount")
+            summary = f"{get_path(data, 'target')}: +{n}" + (f" −{removed}" if removed else "")
             if n and isinstance(ins, list):
-                summary += " · " + one_line(content_text(_get(ins[0], "content")), 120)
+                summary += " · " + one_line(content_text(get_path(ins[0], "content")), 120)
             node = self._node("event", i, "Inbox", summary)
         else:
             node = self._node("event", i, str(t), compact_json(data))
@@ -819,7 +821,7 @@ def latest_title(records: Sequence[dict[str, Any]]) -> str | None:
     for i in range(len(records) - 1, -1, -1):
         rec = records[i]
         if rec.get("type") == "session/title":
-            title = _get(rec, "data", "title")
+            title = get_path(rec, "data", "title")
             if isinstance(title, str):
                 return title
     return None

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from persistence.timeline import TimelineNode, compact_json, content_text
+from persistence.timeline import TimelineNode, compact_json, content_text, get_path
 
 
 def node_detail(node: TimelineNode, records: Sequence[dict[str, Any]], limit: int = 200_000) -> str:
@@ -81,11 +81,3 @@ def _pretty_json_text(text: Any) -> str:
         return json.dumps(json.loads(text), ensure_ascii=False, indent=2)
     except ValueError:
         return text
-
-
-def get_path(d: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(key)
-    return d

@@ -30,6 +30,7 @@ from persistence.jsonl.tail_marks import CHECK_BYTES, TailMark, TailMarks
 from persistence.model.chunk_rows import ROW_TAGS, pack_runs
 from persistence.model.header import SessionHeader
 from persistence.model.jsontext import JsonTextError, js_dumps, js_loads, json_quote
+from persistence.model.repair import has_turn_start
 
 HEADER_CHUNK = 8192
 
@@ -247,48 +248,49 @@ class JsonlStorage(StorageBackend):
         ranges, torn_start = frames.scan_frames(view)
         if not ranges:
             raise HeaderLessError("empty or header-less Zstandard session log")
-        meta = self._zstd_meta(view, ranges[0], path)
-        header_len = len(frames.decode_frame(view, *ranges[0]))
+        meta, header_len = self._zstd_meta(view, ranges[0], path)
         events, torn, committed, count = _scan_frames(view, ranges[1:], torn_start, 0, header_len)
         if torn is None and len(ranges) == 1:
             committed = ranges[0][1]  # a header-only log: the boundary is the end of the header frame
         return meta, events, torn, committed, count
 
-    def load_stored(self, session_id: str, token: CancelToken) -> StoredLog | None:
+    def _log_of(self, session_id: str, token: CancelToken) -> str | None:
         token.check()
         self.preflight()
-        path = self.find_log(session_id)
-        if path is None:
-            return None
+        return self.find_log(session_id)
+
+    def load_stored(self, session_id: str, token: CancelToken) -> StoredLog | None:
+        path = self._log_of(session_id, token)
+        return None if path is None else self._load_whole(path, session_id, token)
+
+    def _load_whole(self, path: str, session_id: str, token: CancelToken) -> StoredLog:
         data, revision = read_stable(path, token)
         token.check()
+        return self._whole(path, session_id, data, revision)
+
+    def _whole(self, path: str, session_id: str, data: bytes, revision: str) -> StoredLog:
+        """Every record of the file, with the tail mark a later suffix read may start from."""
         meta, events, torn, committed, count = self._parse(data, path)
         self.assert_identity(path, meta, session_id)
         mark = _mark(revision, data[max(0, committed - CHECK_BYTES) : committed], committed, count, dict(meta))
-        return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path},
-                         tail_mark=mark)
+        return _stored(path, meta, events, revision, torn, tail_mark=mark)
 
     def load_tail(self, session_id: str, min_events: int, token: CancelToken) -> StoredLog | None:
         """Decode only the last frames (or lines) of the transcript; the whole file when in doubt."""
-        token.check()
-        self.preflight()
-        path = self.find_log(session_id)
+        path = self._log_of(session_id, token)
         if path is None:
             return None
         data, revision = read_stable(path, token)
         token.check()
         try:
-            got = self._parse_tail(data, path, max(1, min_events))
+            got = self._parse_tail(data, path, min_events)
         except SessionStorageCorruptError:
-            got = None  # the whole-file parse below reports it with its exact message
+            got = None  # the whole-file parse reports it with its exact message
         if got is None:
-            meta, events, torn, _committed, _count = self._parse(data, path)
-            base = 0
-        else:
-            meta, events, torn, base = got
+            return self._whole(path, session_id, data, revision)
+        meta, events, torn, base = got
         self.assert_identity(path, meta, session_id)
-        return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path},
-                         base_seq=base)
+        return _stored(path, meta, events, revision, torn, base_seq=base)
 
     def _parse_tail(self, data: bytes, path: str, min_events: int
                     ) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None, int] | None:
@@ -305,7 +307,7 @@ class JsonlStorage(StorageBackend):
         ranges, torn_start = frames.scan_frames(view)
         if len(ranges) < 2:
             return None
-        meta = self._zstd_meta(view, ranges[0], path)
+        meta, _header_len = self._zstd_meta(view, ranges[0], path)
         body = ranges[1:]
         k = 2
         while k < len(body):  # whole frames from the end: each is decoded once per attempt
@@ -313,7 +315,7 @@ class JsonlStorage(StorageBackend):
             first_seq = _first_seq(frames.decode_frame(view, *chosen[0]))
             if first_seq is not None:
                 events, torn, _committed, count = _scan_frames(view, chosen, torn_start, first_seq, 0)
-                if count >= min_events and _has_turn_start(events, count):
+                if count >= min_events and has_turn_start(events, 0, count):
                     return meta, events, torn, first_seq
             k *= 4
         # Few, large frames (a fork's seed is one): decompress them (cheap) and cut inside the text.
@@ -330,11 +332,12 @@ class JsonlStorage(StorageBackend):
         return meta, events, torn, first_seq
 
     @staticmethod
-    def _zstd_meta(view: memoryview, header_range: tuple[int, int], path: str) -> dict[str, Any]:
+    def _zstd_meta(view: memoryview, header_range: tuple[int, int], path: str) -> tuple[dict[str, Any], int]:
+        """The header of a zstd log and its plaintext length."""
         first = frames.decode_frame(view, *header_range)
         if not first or first[-1:] != b"\n" or b"\n" in first[:-1]:
             raise frames.corrupt("first frame is not exactly one header line")
-        return parse_header_record(first, path)
+        return parse_header_record(first, path), len(first)
 
     def trust_tail(self, stored: StoredLog) -> None:
         # Only a read whose every record passed normalization may be skipped later: a suffix read
@@ -345,9 +348,7 @@ class JsonlStorage(StorageBackend):
     def load_suffix(self, session_id: str, from_seq: int, token: CancelToken) -> StoredLog | None:
         """Events from ``from_seq`` on: only the bytes appended since the last full read are decoded when a
         tail mark for the transcript is still valid (see ``tail_marks``); otherwise the whole file."""
-        token.check()
-        self.preflight()
-        path = self.find_log(session_id)
+        path = self._log_of(session_id, token)
         if path is None:
             return None
         mark = self._tails.get(path)
@@ -355,7 +356,7 @@ class JsonlStorage(StorageBackend):
             stored = self._read_suffix(path, mark, token)
             if stored is not None:
                 return stored
-        return self.load_stored(session_id, token)
+        return self._load_whole(path, session_id, token)
 
     def _read_suffix(self, path: str, mark: TailMark, token: CancelToken) -> StoredLog | None:
         """The records after ``mark``, or None when the mark no longer describes the file (caller reads it all)."""
@@ -395,13 +396,10 @@ class JsonlStorage(StorageBackend):
             torn = TornMarker(mark.offset + torn.truncate_to, torn.recovered)
         tail = (mark.check + data[:committed])[-CHECK_BYTES:]
         new = _mark(revision, tail, mark.offset + committed, mark.next_seq + count, mark.meta)
-        return StoredLog(dict(mark.meta), events, revision, torn, raw_path=path,
-                         location={"kind": "jsonl", "path": path}, base_seq=mark.next_seq, tail_mark=new)
+        return _stored(path, dict(mark.meta), events, revision, torn, base_seq=mark.next_seq, tail_mark=new)
 
     def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
-        token.check()
-        self.preflight()
-        path = self.find_log(session_id)
+        path = self._log_of(session_id, token)
         if path is None:
             return None
         try:
@@ -619,14 +617,15 @@ def _tail_of_lines(data: bytes, floor: int, min_events: int) -> tuple[list[dict[
             first_seq = _first_seq(data[start : end + 1 if end >= 0 else len(data)])
             if first_seq is not None:
                 events, torn, _committed = _scan_lines(data, start, first_seq)
-                if len(events) >= min_events and _has_turn_start(events, len(events)):
+                if len(events) >= min_events and has_turn_start(events):
                     return events, torn, first_seq
         window *= 4  # one huge record at the end, an unreadable first line, or too few events
     return None
 
 
-def _has_turn_start(events: list[dict[str, Any]], count: int) -> bool:
-    return any(type(e) is dict and e.get("type") == "turn/start" for e in events[:count])
+def _stored(path: str, meta: dict[str, Any], events: list[dict[str, Any]], revision: str, torn: TornMarker | None,
+            **extra: Any) -> StoredLog:
+    return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path}, **extra)
 
 
 def _mark(revision: str, check: bytes, offset: int, next_seq: int, meta: dict[str, Any]) -> TailMark:

@@ -36,6 +36,12 @@ def _since_last_turn_boundary(events: list[dict[str, Any]]) -> list[dict[str, An
     return events
 
 
+def has_turn_start(events: Any, start: int = 0, end: int | None = None) -> bool:
+    """Whether ``events[start:end]`` holds a ``turn/start`` (a span a viewer can fold on its own)."""
+    stop = len(events) if end is None else end
+    return any(type(events[i]) is dict and events[i].get("type") == "turn/start" for i in range(start, stop))
+
+
 def open_turn_state(events: list[dict[str, Any]]) -> tuple[Any, Any, dict[Any, dict[str, Any]]]:
     """(open turn, open step, pending calls) after scanning ``events``."""
     events = _since_last_turn_boundary(events)

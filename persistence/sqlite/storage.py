@@ -21,6 +21,7 @@ from persistence.errors import (
     SessionStorageCorruptError,
 )
 from persistence.model.jsontext import is_nonneg_safe_integer
+from persistence.model.repair import has_turn_start
 from persistence.sqlite import fsprep
 from persistence.sqlite.connection import Database
 from persistence.sqlite.constants import (
@@ -192,35 +193,31 @@ class SqliteStorage(StorageBackend):
 
     def load_tail(self, session_id: str, min_events: int, token: CancelToken) -> StoredLog | None:
         """Seek to the newest rows (growing the span until it holds a ``turn/start``)."""
-        with self.db.lock:
-            conn = self._connect(token)
-            if self.db.pristine:
-                return None
-            try:
-                rows = self.db.fetchall(conn, SELECT_MAX_SEQ, (session_id,))
-            except sqlite3.Error as err:
-                raise wrap_sqlite(err) from err
+        rows = self._query_session(SELECT_MAX_SEQ, session_id, token)
         top = rows[0][0] if rows else None
         if not isinstance(top, int):
             return self.load_stored(session_id, token)
-        want = max(1, min_events)
+        want = min_events
         while True:
             start = max(0, top + 1 - want)
             stored = self.load_suffix(session_id, start, token)
-            if stored is None or start == 0 or any(e.get("type") == "turn/start" for e in stored.events
-                                                   if type(e) is dict):
+            if stored is None or start == 0 or has_turn_start(stored.events):
                 return stored
             want *= 4
 
-    def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
+    def _query_session(self, sql: str, session_id: str, token: CancelToken) -> list[Any] | None:
+        """Rows of one per-session query; None for a store that does not exist yet."""
         with self.db.lock:
             conn = self._connect(token)
             if self.db.pristine:
                 return None
             try:
-                rows = self.db.fetchall(conn, SELECT_REVISION, (session_id,))
+                return self.db.fetchall(conn, sql, (session_id,))
             except sqlite3.Error as err:
                 raise wrap_sqlite(err) from err
+
+    def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
+        rows = self._query_session(SELECT_REVISION, session_id, token)
         if not rows:
             return None
         incarnation, revision = rows[0]

@@ -24,15 +24,15 @@ SID = "s1"
 
 @pytest.fixture
 def full_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Paths read whole by ``load_stored`` (a suffix read leaves this list alone)."""
+    """Sessions whose file was parsed whole (``JsonlStorage._whole``; a suffix read leaves this list alone)."""
     seen: list[str] = []
-    original = JsonlStorage.load_stored
+    original = JsonlStorage._whole
 
-    def spy(self: JsonlStorage, session_id: str, token: Any) -> Any:
+    def spy(self: JsonlStorage, path: str, session_id: str, data: bytes, revision: str) -> Any:
         seen.append(session_id)
-        return original(self, session_id, token)
+        return original(self, path, session_id, data, revision)
 
-    monkeypatch.setattr(JsonlStorage, "load_stored", spy)
+    monkeypatch.setattr(JsonlStorage, "_whole", spy)
     yield seen
 
 
