@@ -3,6 +3,8 @@
 Reading emulates Node's zlib: consecutive frames concatenate, skippable frames are
 skipped, anything after the last frame that is not a frame magic is ignored, and a
 remainder that starts with the magic but is not a whole frame is an error (§12.4).
+Every frame is decoded through the bounded decoder of ``persistence.jsonl.frames``: upstream
+bounds only packed rows (1 MiB), and a 77 KB file held a scalar BLOB of 3 GB (issue 10 item 12).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 import orjson
 import zstandard
 
+from persistence.errors import SessionStorageCorruptError
+from persistence.jsonl.frames import MAX_FRAME_EXPANSION_RATIO, decompress_bounded
 from persistence.model.jsontext import JsonTextError, js_loads
 from persistence.sqlite.constants import MAX_PACKED_DATA_BYTES, ZSTD_DATA_THRESHOLD_BYTES, ZSTD_LEVEL
 from persistence.sqlite.errors import RowDecodeError
@@ -22,9 +26,10 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _SKIPPABLE_MASK = 0xFFFFFFF0
 _SKIPPABLE_MAGIC = 0x184D2A50
 _BOM = b"\xef\xbb\xbf"
-# Feed size for frames that do not declare their size: one zstd block needs >= 4 input
-# bytes and yields <= 128 KiB, so 1 KiB of input can never inflate past 32 MiB.
-_UNSIZED_FEED = 1024
+# Most plaintext a scalar ``data`` BLOB may decode to (or MAX_FRAME_EXPANSION_RATIO times its size, if
+# more): one event's data, where real BLOBs decode to KiB. Past it the row is corrupt, not torn: a torn
+# tail is deleted by repair, and an oversized row may be a real (if huge) event.
+MAX_DATA_PLAINTEXT_BYTES = 64 * 1024 * 1024
 _BIG_DIGITS = re.compile(r"\d{16,}")
 
 _local = threading.local()
@@ -55,44 +60,36 @@ def encode_data(serialized: bytes) -> str | bytes:
     return serialized.decode("utf-8")
 
 
-def _decode_frame(blob: bytes, limit: int | None, produced: int) -> tuple[bytes, bytes]:
-    """One zstd frame at the start of ``blob`` -> (plaintext, unused remainder)."""
-    dobj = _decompressor().decompressobj()
+def scalar_data_cap(blob_bytes: int) -> int:
+    """Most plaintext a scalar BLOB of ``blob_bytes`` may decode to."""
+    return max(MAX_DATA_PLAINTEXT_BYTES, MAX_FRAME_EXPANSION_RATIO * blob_bytes)
+
+
+def _decode_frame(blob: bytes, room: int, limit: int | None, cap: int) -> tuple[bytes, bytes]:
+    """One zstd frame at the start of ``blob`` -> (plaintext, unused remainder), at most ``room`` bytes."""
     try:
-        if limit is None:
-            out = dobj.decompress(blob)
-        else:
-            size = zstandard.frame_content_size(blob)
-            if size >= 0:
-                # A declared size is enforced by libzstd (a lying header fails), so one call is bounded.
-                if produced + size > limit:
-                    raise RowDecodeError(f"zstd output exceeds {limit} bytes (Buffer larger than allowed)")
-                out = dobj.decompress(blob)
-            else:
-                parts: list[bytes] = []
-                total = produced
-                pos = 0
-                while pos < len(blob) and not dobj.eof:
-                    piece = dobj.decompress(blob[pos : pos + _UNSIZED_FEED])
-                    pos += _UNSIZED_FEED
-                    total += len(piece)
-                    if total > limit:
-                        raise RowDecodeError(f"zstd output exceeds {limit} bytes (Buffer larger than allowed)")
-                    parts.append(piece)
-                out = b"".join(parts)
-                if dobj.eof:
-                    return out, dobj.unused_data + blob[pos:]
+        got = decompress_bounded(blob, room)
     except zstandard.ZstdError as err:
         raise RowDecodeError(f"invalid zstd data: {err}") from None
-    if not dobj.eof:
+    if got is None:
+        if limit is not None:
+            raise RowDecodeError(f"zstd output exceeds {limit} bytes (Buffer larger than allowed)")
+        raise SessionStorageCorruptError(f"corrupt session log: a stored data BLOB decodes to more than {cap} bytes")
+    out, ended, used = got
+    if not ended:
         raise RowDecodeError("invalid zstd data: incomplete frame")
-    return out, dobj.unused_data
+    return out, blob[used:]
 
 
 def zstd_plaintext(blob: bytes, limit: int | None) -> bytes:
-    """Decompress like Node's zstdDecompressSync (multi-frame), optionally bounding the output."""
+    """Decompress like Node's zstdDecompressSync (multi-frame), never holding more than a bound.
+
+    ``limit`` is Node's ``maxOutputLength`` (packed rows): past it the row does not decode. Without
+    one, the scalar cap applies and passing it is ``SessionStorageCorruptError``.
+    """
     if len(blob) < 4 or not _is_frame_start(blob):
         raise RowDecodeError("invalid zstd data: unknown frame descriptor")
+    cap = limit if limit is not None else scalar_data_cap(len(blob))
     parts: list[bytes] = []
     produced = 0
     rest = blob
@@ -108,7 +105,7 @@ def zstd_plaintext(blob: bytes, limit: int | None) -> bytes:
             continue
         if rest[:4] != ZSTD_MAGIC:
             break  # Node stops silently at trailing bytes that are not a frame.
-        out, rest = _decode_frame(rest, limit, produced)
+        out, rest = _decode_frame(rest, cap - produced, limit, cap)
         produced += len(out)
         parts.append(out)
     return parts[0] if len(parts) == 1 else b"".join(parts)
@@ -146,7 +143,7 @@ def blob_text(blob: bytes, limit: int | None) -> str:
 
 
 def decode_scalar_data(value: str | bytes) -> Any:
-    """Scalar ``data``: no decompressed size bound (verified upstream behaviour)."""
+    """Scalar ``data``. Upstream sets no decompressed size bound; we cap it (``MAX_DATA_PLAINTEXT_BYTES``)."""
     if isinstance(value, str):
         return parse_json_text(value)
     return parse_json_text(blob_text(value, None))
