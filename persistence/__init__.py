@@ -15,6 +15,7 @@ from persistence.errors import (
     SessionReadOnlyError,
     SessionRollbackError,
     SessionStorageCorruptError,
+    SessionUnreadableError,
     SessionValidationError,
 )
 from persistence.jsonl.backend import JsonlSessionPersistence
@@ -64,6 +65,7 @@ __all__ = [
     "SessionRollbackError",
     "SessionStorageCorruptError",
     "SessionStore",
+    "SessionUnreadableError",
     "SessionValidationError",
     "SessionWriteBehind",
     "StorageBackend",

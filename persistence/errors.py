@@ -51,6 +51,12 @@ class SessionLayoutError(SessionPersistenceError):
     """The store's layout is foreign: flat files, mixed encodings, duplicate ids, wrong schema."""
 
 
+class SessionUnreadableError(SessionPersistenceError):
+    """The OS refuses a folder or transcript the operation needs (e.g. permission denied).
+
+    Not a layout error: the layout may be fine, this process just may not read it."""
+
+
 class SessionNotFoundError(SessionPersistenceError):
     """No session with that id exists in the store."""
 

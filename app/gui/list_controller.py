@@ -2,6 +2,11 @@
 
 Every refresh is a diff against what the model holds: a changed revision updates one row, a new
 artifact inserts a row, a vanished one removes its row.  The model is never reset while a root is open.
+
+One bad session is one bad row (the scan turns every entry it cannot use into a row with its reason;
+a SQLite store whose ``list()`` rejects as a whole is read row by row).  Only a bad root, one that
+cannot be listed at all, is an error, and it is shown in the list area (``root_failed``), never left
+as a traceback and an empty "0 sessions" list.
 """
 
 from __future__ import annotations
@@ -26,11 +31,14 @@ from app.gui.scan import (
     artifacts_in_project_dir,
     artifacts_in_session_dir,
     project_dirs,
+    root_problem_rows,
     scan_root,
 )
 from app.gui.sqlite_facts import session_facts
 from app.gui.watcher import RootWatcher
 from app.gui.workers import in_thread
+from persistence import CancelToken
+from persistence.errors import upstream_class_of
 
 DEFAULT_POLL_MS = 5000
 BATCH_MS = 120  # listing batches reach the model at most this often
@@ -70,6 +78,7 @@ class SessionListController(QObject):
         self._header_cache: dict[Any, Any] = {}
         self._cancel_scan = threading.Event()
         self._dirty: set[str] = set()
+        self._told_one_by_one = False  # the "rows shown one by one" note is said once per root, not every poll
         self.watcher = RootWatcher(parent=self)
         self.watcher.changed.connect(self.on_paths_changed)
         self.watcher.failed.connect(self.message)
@@ -94,6 +103,7 @@ class SessionListController(QObject):
         self._generation += 1
         generation = self._generation
         self.root = os.path.abspath(root)
+        self._told_one_by_one = False
         self.listed.clear()
         self.model.clear()
         if not os.path.exists(self.root):
@@ -111,11 +121,21 @@ class SessionListController(QObject):
         self.is_jsonl = os.path.isdir(self.root)
         self.details.set_store(self.store, self.root)
         with collector_paused():
-            if self.is_jsonl:
-                await self._list_jsonl(self.root, lambda batch: self._add_found(generation, batch))
-            else:
-                rows = await self._snapshot_rows()
-                self._pending.extend(rows)
+            try:
+                if self.is_jsonl:
+                    await self._list_jsonl(self.root, lambda batch: self._add_found(generation, batch))
+                else:
+                    rows = await self._snapshot_rows()
+                    self._pending.extend(rows)
+            except Exception as err:  # a bad root: say so where the sessions would be
+                if generation != self._generation:
+                    return
+                self._batch_timer.stop()
+                self._pending = []
+                self.root_failed.emit(f"Cannot list {self.root}: {_error_text(err)}")
+                self.listed.set()
+                self.listing_finished.emit(self.model.total)
+                return
             if generation != self._generation:
                 return
             self._batch_timer.stop()
@@ -137,7 +157,9 @@ class SessionListController(QObject):
         if pool is not None:
             projects = await in_thread(project_dirs, root)
             futures: list[asyncio.Future[list[FoundArtifact]]] = []
-            found: list[FoundArtifact] = []
+            found = await in_thread(root_problem_rows, root)
+            if found and on_batch is not None:
+                on_batch(list(found))
             try:
                 futures = [loop.run_in_executor(pool, scan_project, p) for p in projects[1:]]
                 if projects:
@@ -186,12 +208,16 @@ class SessionListController(QObject):
 
     async def _snapshot_rows(self) -> list[SessionRow]:
         assert self.store is not None
-        snaps = await self.store.list_snapshots()
-        rows = []
-        for s in snaps:
-            meta = s.header.to_json()
-            loc = self.store.locate(meta)
-            rows.append(SessionRow.from_snapshot(meta, s.revision, None if loc is None else loc.path))
+        try:
+            snaps = await self.store.list_snapshots()
+        except Exception as err:
+            rows = await self._rows_one_by_one(err)
+        else:
+            rows = []
+            for s in snaps:
+                meta = s.header.to_json()
+                loc = self.store.locate(meta)
+                rows.append(SessionRow.from_snapshot(meta, s.revision, None if loc is None else loc.path))
         # Size/Modified: only sessions whose revision moved are measured again (all on the first listing).
         changed = []
         for r in rows:
@@ -208,6 +234,32 @@ class SessionListController(QObject):
                 size, last_ms = facts.get(r.session_id, (None, None))
                 r.size = size
                 r.modified_ns = None if last_ms is None else last_ms * 1_000_000
+        return rows
+
+    async def _rows_one_by_one(self, list_error: Exception) -> list[SessionRow]:
+        """Rows of a store whose ``list()`` rejects as a whole (SQLite: one row fails validation, upstream
+        rejects them all): every valid row, and one bad row per invalid one.  Raises ``list_error`` when the
+        store cannot be read row by row either (a bad store)."""
+        assert self.store is not None
+        lenient = getattr(self.store.store.backend, "list_entries", None)
+        if lenient is None:
+            raise list_error
+        try:
+            # The backend holds its own connection lock; the gate only guards the coordinator's cache.
+            entries = await in_thread(lambda: lenient(CancelToken()))
+        except Exception:
+            raise list_error from None
+        rows = []
+        for e in entries:
+            if e.problem is None:
+                loc = self.store.locate(e.meta)
+                rows.append(SessionRow.from_snapshot(e.meta, e.revision, None if loc is None else loc.path))
+            else:
+                rows.append(SessionRow.bad_row(f"id:{e.session_id}", e.session_id, e.problem, "corrupt"))
+        if not self._told_one_by_one:
+            self._told_one_by_one = True
+            self.message.emit(f"This store's list() fails as a whole ({_error_text(list_error)}); its rows are "
+                              "shown one by one")
         return rows
 
     async def _close_root(self) -> None:
@@ -268,7 +320,9 @@ class SessionListController(QObject):
             rel = os.path.relpath(target, root)
             depth = len([p for p in rel.split(os.sep) if p and p != "."])
             project = rel.split(os.sep)[0]
-            if depth == 1:
+            if depth == 1 and os.path.islink(target):  # a project link: a problem row when it leads out of the root
+                arts = [a for a in root_problem_rows(root) if a.path == target]
+            elif depth == 1:
                 arts = list(artifacts_in_project_dir(target, self._header_cache)) if os.path.isdir(target) else []
             elif os.path.isdir(target):
                 arts = artifacts_in_session_dir(target, project, self._header_cache)
@@ -303,6 +357,13 @@ class SessionListController(QObject):
         root = self.root
         if root is None or self.store is None:
             return
+        try:
+            await self._poll_listing(generation, root)
+        except Exception as err:  # the root went bad meanwhile: keep the rows, say why they are stale
+            if generation == self._generation:
+                self.message.emit(f"Cannot list {root}: {_error_text(err)}")
+
+    async def _poll_listing(self, generation: int, root: str) -> None:
         if self.is_jsonl:
             started = asyncio.get_running_loop().time()
             found = await self._list_jsonl(root, None)
@@ -350,3 +411,7 @@ class SessionListController(QObject):
                 self.details.request([k], front=True)
             self.session_changed.emit(k)
 
+
+
+def _error_text(err: BaseException) -> str:
+    return f"{upstream_class_of(err)}: {err}"

@@ -46,6 +46,11 @@ class SessionRow:
                    a.problem, a.problem_status)
 
     @classmethod
+    def bad_row(cls, key: str, session_id: str, problem: str, status: str, path: str | None = None) -> SessionRow:
+        """A session the listing could not read (one bad row, final status, never diagnosed)."""
+        return cls(key, session_id, "(bad row)", None, path, None, None, None, f"problem:{problem}", problem, status)
+
+    @classmethod
     def from_snapshot(cls, meta: dict[str, Any], revision: str, location: str | None) -> SessionRow:
         sid = str(meta.get("id"))
         cwd = meta.get("cwd")

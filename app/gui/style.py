@@ -15,6 +15,9 @@ STATUS_LABELS: dict[str, str] = {
     "corrupt": "corrupt",
     "unsupported": "unsupported",
     "missing": "missing",
+    "busy": "busy",
+    "unreadable": "unreadable",
+    "symlink": "symlink",
 }
 
 # Foreground / background per status: strong enough to scan a long list, soft enough to read text on.
@@ -26,9 +29,13 @@ STATUS_COLORS: dict[str, tuple[str, str | None]] = {
     "corrupt": ("#b00020", "#fde4e7"),
     "unsupported": ("#6a1b9a", "#f1e6f8"),
     "missing": ("#808080", "#eeeeee"),
+    "busy": ("#0b57d0", "#e3edfd"),
+    "unreadable": ("#b00020", "#fde4e7"),
+    "symlink": ("#6a1b9a", "#f1e6f8"),
 }
 
-STATUS_ORDER = {"corrupt": 0, "unsupported": 1, "torn-tail": 2, "open-turn": 3, "missing": 4, "ok": 5, "pending": 6}
+STATUS_ORDER = {"corrupt": 0, "unreadable": 0, "symlink": 1, "unsupported": 1, "torn-tail": 2, "open-turn": 3, "busy": 4,
+                "missing": 4, "ok": 5, "pending": 6}
 
 FLAG_COLORS = {
     "error": ("#b00020", "#fde4e7"),

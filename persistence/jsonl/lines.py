@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -56,7 +57,8 @@ def _build_meta(v: dict[str, Any]) -> dict[str, Any]:
 
 
 def _norm(v: Any) -> Any:
-    return int(v) if type(v) is float and v == int(v) and not is_negative_zero(v) else v
+    # 1e400 parses to infinity, which has no int: it stays a float (and fails validation as such).
+    return int(v) if type(v) is float and math.isfinite(v) and v == int(v) and not is_negative_zero(v) else v
 
 
 def parse_header_record(record: bytes, raw_path: str) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,18 @@ _FIELDS: tuple[tuple[str, str], ...] = (
     ("delegationDepth", "delegation_depth"),
     ("agentPreset", "agent_preset"),
 )
+
+
+def unrepresentable_field(meta: dict[str, Any]) -> str | None:
+    """The wire key of a header value JSON cannot carry (a non-finite number), or None.
+
+    ``"version": 1e400`` parses to infinity; upstream would list it, but every JSON writer either
+    fails on it or writes ``Infinity`` (not JSON), so such a header cannot be handed to a caller.
+    """
+    for wire, value in meta.items():
+        if type(value) is float and not math.isfinite(value):
+            return wire
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +60,14 @@ class SessionHeader:
         if not isinstance(data, dict):
             raise TypeError("session header must be a JSON object")
         return cls(**{attr: data.get(wire) for wire, attr in _FIELDS})
+
+    @classmethod
+    def from_listing(cls, data: Any) -> SessionHeader | None:
+        """The header of one listed session, or None when it cannot be represented (see
+        ``unrepresentable_field``): the listing skips that one session instead of failing for all."""
+        if not isinstance(data, dict) or unrepresentable_field(data) is not None:
+            return None
+        return cls.from_json(data)
 
     def header_line(self) -> dict[str, Any]:
         """The JSONL first record: ``type`` first and ``delegationDepth`` always present."""

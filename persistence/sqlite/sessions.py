@@ -1,8 +1,9 @@
 """``sessions`` row <-> SessionHeader (spec §6.1) [compat].
 
 The reader validates every column; one bad row makes list()/listSnapshots() reject as a
-whole, exactly like upstream.  The writer upserts the header but never touches
-``incarnation``/``revision`` of an existing row.
+whole, exactly like upstream.  A viewer that must show every other session uses the storage's
+lenient ``list_entries`` instead, where such a row is one ``ListedSession`` with a ``problem``.
+The writer upserts the header but never touches ``incarnation``/``revision`` of an existing row.
 """
 
 from __future__ import annotations
@@ -41,6 +42,22 @@ class SessionRow:
     meta: dict[str, Any]
     incarnation: str
     revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListedSession:
+    """One row of a lenient listing: a header and revision, or why the row cannot be read (one bad row)."""
+
+    session_id: str
+    meta: dict[str, Any] | None
+    revision: str | None
+    problem: str | None = None
+
+
+def row_id_text(row: tuple[Any, ...]) -> str:
+    """The id column of a row that failed validation, as text (it may not even be a string)."""
+    sid = row[0] if row else None
+    return sid if type(sid) is str and sid else repr(sid)
 
 
 def _bad(message: str) -> SessionStorageCorruptError:

@@ -181,13 +181,13 @@ class SessionListModel(OneCallPerCell, QAbstractTableModel):
             return display_text(r, col)
         if role == _FOREGROUND:
             if col == Col.STATUS:
-                return style.brush(style.STATUS_COLORS.get(r.status, ("#000000", None))[0])
+                return style.brush(status_colors(r)[0])
             if col == Col.TITLE and not r.title:
                 return style.brush(style.MUTED)
             return None
         if role == _BACKGROUND:
             if col == Col.STATUS:
-                bg = style.STATUS_COLORS.get(r.status, ("", None))[1]
+                bg = status_colors(r)[1]
                 return style.brush(bg) if bg else None
             return None
         if role == _FONT:
@@ -402,6 +402,15 @@ class SessionListModel(OneCallPerCell, QAbstractTableModel):
 # ---------------------------------------------------------------- cell values
 
 
+def status_colors(r: SessionRow) -> tuple[str, str | None]:
+    """(foreground, background) of the status cell; a bad row whose status has no colours of its own
+    (``unreadable``) is painted like ``corrupt``: it must stand out, never look fine."""
+    colors = style.STATUS_COLORS.get(r.status)
+    if colors is None:
+        colors = style.STATUS_COLORS["corrupt"] if r.problem_status is not None else ("#000000", None)
+    return colors
+
+
 def sort_value(r: SessionRow, col: int) -> Any:
     if col == Col.CREATED:
         v = r.header("createdAt")
@@ -413,7 +422,7 @@ def sort_value(r: SessionRow, col: int) -> Any:
     if col == Col.EVENTS:
         return -1 if r.event_count is None else r.event_count
     if col == Col.STATUS:
-        return style.STATUS_ORDER.get(r.status, 9)
+        return style.STATUS_ORDER.get(r.status, 0 if r.problem_status is not None else 9)
     return display_text(r, col).lower()
 
 
