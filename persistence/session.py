@@ -78,10 +78,26 @@ class Session:
         self._fold: SurfaceFold = validate_seed_events(records)
         self._records = records
         self.first_live_seq = len(records)
+        self._marked = False  # whether this constructor appended the end-seed marker (see adopt_clock)
         if seed is not None and (not records or records[-1].get("type") != END_SEED):
             # The marker closes the seeded lifecycle; it is persisted with the seed, never notified.
             records.append({"type": END_SEED, "seq": len(records), "time": self._clock(), "data": {}})
+            self._marked = True
         self._snapshot: EventLog | None = None
+
+    def adopt_clock(self, clock: Callable[[], int]) -> None:
+        """Use the owning store's clock from now on (before the session is published).
+
+        ``resume`` builds its Session inside the persistence service, which has no clock of its own;
+        the store hands over its clock here.  The end-seed marker that constructor added is not
+        published or persisted yet, so it is re-stamped: every time in a resumed log then comes
+        from the store's clock, as in a created or forked one.
+        """
+        self._clock = clock
+        if self._marked and len(self._records) == self.first_live_seq + 1:
+            # A new dict rather than an edit in place, so no one holding the old record sees it change.
+            self._records[-1] = {**self._records[-1], "time": clock()}
+            self._snapshot = None
 
     # ------------------------------------------------------------ identity and log
 

@@ -118,15 +118,17 @@ class SessionStore:
         if boundary is not None:
             if type(boundary) is bool or not is_nonneg_safe_integer(boundary):
                 raise SessionForkError(
-                    f"fork boundary must be a non-negative safe integer, got {js_string(boundary)}", "INVALID_BOUNDARY")
+                    f'fork boundary for session "{source_id}" must be a non-negative safe integer, '
+                    f"got {js_string(boundary)}", "INVALID_BOUNDARY")
             if boundary >= len(records):
                 last = str(len(records) - 1) if records else "none"
                 raise SessionForkError(
                     f'fork boundary {boundary} does not exist in session "{source_id}" (last seq: {last})',
                     "INVALID_BOUNDARY")
             if records[boundary].get("seq") != boundary:
-                raise SessionForkError(f"fork boundary {boundary} does not match a contiguous event seq",
-                                       "INVALID_BOUNDARY")
+                raise SessionForkError(
+                    f'fork boundary {boundary} does not match a contiguous event seq in session "{source_id}"',
+                    "INVALID_BOUNDARY")
             prefix = list(records[: boundary + 1])
             for ev in reversed(prefix):
                 t = ev.get("type")
@@ -135,8 +137,9 @@ class SessionStore:
                 if t == "turn/start":
                     data = ev.get("data")
                     turn = data.get("turn") if isinstance(data, dict) else None
-                    raise SessionForkError(f"fork boundary {boundary} ends inside open turn {js_string(turn)}",
-                                           "OPEN_TURN")
+                    raise SessionForkError(
+                        f'fork boundary {boundary} in session "{source_id}" ends inside open turn {js_string(turn)}',
+                        "OPEN_TURN")
         child_meta: dict[str, Any] = {}
         if source_header.get("cwd") is not None:
             child_meta["cwd"] = source_header["cwd"]
@@ -153,6 +156,7 @@ class SessionStore:
             raise SessionPersistenceError(f'session "{session_id}" is already live')
         with await self._persistence.prepare(session_id) as preparation:
             session: Session = preparation.session
+            session.adopt_clock(self._clock)  # built by the service, which does not know this store's clock
             await self._persistence.attach_live(session, preparation=preparation)
         self._sessions[session_id] = session
         return session

@@ -224,7 +224,9 @@ def normalize_events(session_id: str, events: list[Any], raw_path: str | None,
                 etype = "user/message"
             if etype in _MESSAGE_TYPES:
                 new = _upgrade_pre_identity(new, session_id, ids_by_seq)
-                validate_message_shape(new, f"stored {etype} at seq {js_string(new.get('seq'))}")
+                # Upstream's read pipeline validates each stored event through snapshotSessionEvent,
+                # whose subject is "session event at seq N" whatever the event's type.
+                validate_message_shape(new, f"session event at seq {js_string(new.get('seq'))}")
                 msg = new["data"] if etype == "user/message" else new["data"]["message"]
                 ids_by_seq[new.get("seq")] = msg["id"]
         except SessionValidationError as err:

@@ -172,7 +172,8 @@ def test_rule_49_a_boundary_inside_an_open_turn_is_OPEN_TURN(backend: BackendKit
         async with live(backend) as store:
             src = await store.create("src49", meta={"cwd": WORK})
             append_log(src, open_turn)
-            with pytest.raises(SessionForkError, match=f"fork boundary {boundary} ends inside open turn 1") as info:
+            upstream = f'fork boundary {boundary} in session "src49" ends inside open turn 1'
+            with pytest.raises(SessionForkError, match=upstream) as info:
                 await store.fork("src49", boundary=boundary, new_id="child49")
             assert info.value.code == "OPEN_TURN"
             with pytest.raises(SessionForkError) as whole:
@@ -189,7 +190,8 @@ def test_rule_49_invalid_boundaries(backend: BackendKit, boundary: Any) -> None:
         async with live(backend) as store:
             src = await store.create("src49b", meta={"cwd": WORK})
             append_log(src, one_turn_log())
-            with pytest.raises(SessionForkError, match="fork boundary must be a non-negative safe integer") as info:
+            upstream = 'fork boundary for session "src49b" must be a non-negative safe integer'
+            with pytest.raises(SessionForkError, match=upstream) as info:
                 await store.fork("src49b", boundary=boundary)
             assert info.value.code == "INVALID_BOUNDARY"
             assert store.ids() == ["src49b"]
