@@ -1,0 +1,439 @@
+"""Is an agent still running this session?  The repair guard's evidence, by more than mtime.
+
+A harness that sits inside a long tool call (a build, a test run, a human approval) writes nothing
+for minutes, so "the artifact did not change for 10 s" alone takes a live session for dead: repair
+then appends its closers, the harness appends its own seqs after them, and the log is corrupt
+(JSONL: ``seq gap``; SQLite: the harness's write fails with a conflict).  ``assess_liveness``
+therefore collects every signal it can get, each a small frozen value with a sentence for the user:
+
+* ``RecentlyWritten``: the artifact (or a non-empty SQLite ``-wal``, or a ``-journal``) changed less
+  than ``quiet_seconds`` ago (the original rule, with its original sentence);
+* ``DatabaseBusy``: SQLite only, another connection holds a write transaction;
+* ``HeldOpen``: another process has the transcript, the database or its ``-wal``/``-journal`` open;
+* ``HarnessRunning``: a harness process runs with the session's ``cwd`` as its working directory;
+* ``InFlight``: the last stored event is a call or request that has not come back yet (the turn is
+  necessarily still open: every such type is only valid inside an open turn), younger than
+  ``in_flight_seconds``.
+
+Nothing here writes.  The SQLite probe runs ``BEGIN IMMEDIATE``/``ROLLBACK`` while a read-only
+connection pins the file, so closing the probe cannot checkpoint a leftover ``-wal`` into the
+database before the backup is taken.  Our own process is never evidence (the window and the CLI
+have the log open themselves while they judge it).
+
+Processes, per platform (all through ``psutil`` except the Linux fast path):
+
+* Linux: open files come from ``/proc/<pid>/fd`` symlinks (one ``readlink`` per descriptor, about
+  20 ms for a desktop's few hundred processes; ``psutil.Process.open_files`` would also read every
+  ``fdinfo`` file).  Processes of other users are visible only to root: their descriptors and cwd
+  raise permission errors and are skipped.
+* macOS: ``psutil.Process.open_files`` (the ``proc_pidinfo`` API ``lsof`` uses) and ``cwd``; they work
+  for our own user's processes but usually not for other users' (``AccessDenied``, skipped), so a
+  harness run by another user (or as root) can be missed.
+* Windows: ``psutil.Process.open_files`` is partial (it lists only some handles of some processes and
+  may skip handles it cannot query in time), so a miss proves nothing there; the harness-cwd rule
+  and the in-flight rule carry more weight.
+* Processes that vanish, are zombies or deny access are skipped (``NoSuchProcess``, ``ZombieProcess``,
+  ``AccessDenied``); a failed process listing is reported in ``LivenessVerdict.notes``, never raised.
+
+No signal never proves an agent is gone.  ``--force`` (the override box in the window) is the only way
+past the guard; ``FORCE_RISK`` is the sentence that says what it risks.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import psutil  # type: ignore[import-untyped]
+
+from app.actions.artifacts import ArtifactRef, sqlite_uri
+
+DEFAULT_QUIET_SECONDS = 10.0
+# A tool call or a model request older than this is taken as abandoned (a crashed harness), not as
+# a slow one: 30 min covers long builds and test runs and a human answering an approval question.
+DEFAULT_IN_FLIGHT_SECONDS = 30 * 60.0
+# Process names (or argv[0] basenames; ".exe" and case ignored) of a harness.
+DEFAULT_HARNESS_NAMES: tuple[str, ...] = ("dsh",)
+# A Node.js process is a harness when one of its arguments names a harness (see ``is_harness``).
+NODE_NAMES: tuple[str, ...] = ("node", "nodejs")
+
+FORCE_RISK = (
+    "--force (the override box in the window) is the only way past this guard: if an agent is still running "
+    "this session, its next events collide with the closers the repair appends and the log becomes corrupt "
+    "(JSONL: a seq gap; SQLite: the agent's next write fails with a conflict)"
+)
+
+# Last stored event types that mean "the harness is waiting for something to come back".  Each is
+# written only inside an open turn (session-model §3.2 and the event catalog), so a log whose last
+# event has one of these types has an open turn.
+IN_FLIGHT_TYPES: Mapping[str, str] = {
+    "tool/call": "a tool call started and has no result yet",
+    "tool/code-dispatch-start": "a nested tool dispatch started and has not settled",
+    "step/start": "a step started and its model request has no response yet",
+    "request/context": "a model request is being prepared",
+    "request/header": "a model request was dispatched and has no response yet",
+    "assistant/chunk": "a model response is still streaming",
+    "llm/retry": "a failed model request is waiting to be retried",
+    "llm/retry-started": "a model request is being retried",
+    "approval/asked": "an approval question is waiting for its answer",
+    "hook/invoked": "a hook is running",
+    "command/run": "a slash command is running",
+    "compaction/start": "a compaction is running",
+    "tool-workflow/run-start": "a workflow run is in progress",
+    "tool-workflow/agent-start": "a workflow member is running",
+}
+
+
+# ---------------------------------------------------------------- signals
+
+
+@dataclass(frozen=True, slots=True)
+class RecentlyWritten:
+    path: str  # the file that changed last (the artifact, its -wal or its -journal)
+    age_s: float
+    quiet_seconds: float
+    kind: ClassVar[str] = "recently-written"
+
+    @property
+    def sentence(self) -> str:
+        # The original guard's wording: tests, scripts and users rely on it.
+        return (f"the artifact changed {self.age_s:.1f} s ago (less than {self.quiet_seconds:g} s): an agent may still "
+                "be writing it; wait, or override the guard (confirm in the window, --force on the command line)")
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseBusy:
+    path: str
+    error: str
+    kind: ClassVar[str] = "busy"
+
+    @property
+    def sentence(self) -> str:
+        return f"the database is busy ({self.error}): another process holds a write transaction"
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOpen:
+    pid: int
+    process: str
+    path: str
+    kind: ClassVar[str] = "held-open"
+
+    @property
+    def sentence(self) -> str:
+        return f"looks live: process {self.pid} ({self.process}) has {self.path} open"
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessRunning:
+    pid: int
+    process: str
+    cwd: str
+    kind: ClassVar[str] = "harness-running"
+
+    @property
+    def sentence(self) -> str:
+        return f"looks live: harness process {self.pid} ({self.process}) is running in the session's folder {self.cwd}"
+
+
+@dataclass(frozen=True, slots=True)
+class InFlight:
+    event_type: str
+    seq: int | None
+    age_s: float
+    what: str
+    kind: ClassVar[str] = "in-flight"
+
+    @property
+    def sentence(self) -> str:
+        return f"looks live: last event is {self.event_type} {_ago(self.age_s)} ago ({self.what})"
+
+
+LivenessSignal = RecentlyWritten | DatabaseBusy | HeldOpen | HarnessRunning | InFlight
+
+
+def signal_json(signal: LivenessSignal) -> dict[str, Any]:
+    """``{"kind", "sentence", ...facts}`` for ``--json`` output and the window."""
+    out: dict[str, Any] = {"kind": signal.kind, "sentence": signal.sentence}
+    for name in signal.__dataclass_fields__:
+        out[name] = getattr(signal, name)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class LivenessVerdict:
+    signals: tuple[LivenessSignal, ...]
+    notes: tuple[str, ...] = ()  # checks that could not run (they never count as "not live")
+
+    @property
+    def live(self) -> bool:
+        return bool(self.signals)
+
+    @property
+    def reason(self) -> str | None:
+        """Every signal's sentence, strongest first; None when nothing suggests a running agent."""
+        return "; ".join(s.sentence for s in self.signals) if self.signals else None
+
+    def refusal(self, session_id: str) -> str | None:
+        """The guard's refusal message (what fired, then what ``--force`` risks); None when quiet."""
+        why = self.reason
+        if why is None:
+            return None
+        return f'refusing to repair "{session_id}": {why}. Nothing was changed. {FORCE_RISK}.'
+
+
+# ---------------------------------------------------------------- processes
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessFacts:
+    """What the rules need to know about one process (a test builds these by hand)."""
+
+    pid: int
+    name: str
+    cmdline: tuple[str, ...] = ()
+    cwd: str | None = None
+    open_files: tuple[str, ...] = ()  # real paths; a source may list only those among its ``targets``
+
+
+# ``source(targets)`` lists the processes we may inspect; ``targets`` are the real paths the caller
+# cares about, so a source may leave every other open file out.
+ProcessSource = Callable[[frozenset[str]], Iterable[ProcessFacts]]
+
+
+def system_processes(targets: frozenset[str]) -> Iterable[ProcessFacts]:
+    """The running processes (see the module docstring for what each platform can see)."""
+    held = _proc_fd_scan(targets) if targets else {}
+    me = os.getpid()
+    # ad_value: a field we may not read (another user's cwd) comes back as None instead of raising.
+    for proc in psutil.process_iter(["pid", "name", "cmdline", "cwd"], ad_value=None):
+        try:
+            info = proc.info
+            pid = int(info["pid"])
+        except (psutil.Error, OSError, KeyError, TypeError, ValueError):
+            continue
+        files: tuple[str, ...] = ()
+        if held is not None:
+            files = held.get(pid, ())
+        elif targets and pid != me:
+            try:
+                files = tuple(real for real in (_real(f.path) for f in proc.open_files()) if real in targets)
+            except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess, OSError):
+                files = ()  # we may not look, or it is gone: the other rules still see its name and cwd
+        yield ProcessFacts(pid, info.get("name") or "", tuple(info.get("cmdline") or ()), info.get("cwd"), files)
+
+
+def _proc_fd_scan(targets: frozenset[str]) -> dict[int, tuple[str, ...]] | None:
+    """Linux: pid -> the targets it holds, from ``/proc/*/fd``; None where there is no such ``/proc``."""
+    if not sys.platform.startswith("linux") or not os.path.isdir("/proc/self/fd"):
+        return None
+    out: dict[int, tuple[str, ...]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        fd_dir = f"/proc/{entry}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:  # gone, a kernel thread, or another user's process (not root)
+            continue
+        found = []
+        for fd in fds:
+            try:
+                link = os.readlink(f"{fd_dir}/{fd}")
+            except OSError:
+                continue
+            if link in targets:
+                found.append(link)
+        if found:
+            out[int(entry)] = tuple(dict.fromkeys(found))
+    return out
+
+
+def is_harness(proc: ProcessFacts, harness_names: Iterable[str] = DEFAULT_HARNESS_NAMES) -> bool:
+    """A harness: its process name or argv[0] basename is one of ``harness_names`` (".exe" and case
+    ignored), or it is Node.js (``NODE_NAMES``) and an argument has a path component that is a harness
+    name or starts with one and a dot or dash (``.../@scope/dsh/bin/cli.js``, ``dsh.js``, ``dsh-cli``)."""
+    names = {n.lower() for n in harness_names}
+    own = {_program(proc.name)}
+    if proc.cmdline:
+        own.add(_program(proc.cmdline[0]))
+    if own & names:
+        return True
+    if not own & set(NODE_NAMES):
+        return False
+    for arg in proc.cmdline[1:]:
+        for part in arg.replace("\\", "/").split("/"):
+            low = part.lower()
+            if any(low == n or low.startswith((n + ".", n + "-")) for n in names):
+                return True
+    return False
+
+
+def _program(text: str) -> str:
+    base = text.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return base[:-4] if base.endswith(".exe") else base
+
+
+def _real(path: str) -> str:
+    return os.path.normcase(os.path.realpath(path))
+
+
+# ---------------------------------------------------------------- the assessment
+
+
+def assess_liveness(
+    ref: ArtifactRef,
+    *,
+    quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+    now: float | None = None,
+    session_cwd: str | None = None,
+    last_event: Mapping[str, Any] | Any | None = None,
+    in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
+    harness_names: tuple[str, ...] = DEFAULT_HARNESS_NAMES,
+    process_source: ProcessSource | None = None,
+) -> LivenessVerdict:
+    """Every sign that an agent may still be running the session stored in ``ref``; writes nothing.
+
+    ``now`` is wall-clock seconds (``time.time()`` when None), for file and event ages.
+    ``session_cwd`` (the session header's ``cwd``) enables the harness rule; ``last_event`` (the last
+    stored event, a dict or an engine event) enables the in-flight rule.  ``process_source`` replaces
+    the process listing (tests; ``lambda _t: ()`` turns the process rules off).
+    """
+    clock = time.time() if now is None else now
+    signals: list[LivenessSignal] = []
+    notes: list[str] = []
+    recent = _recently_written(ref, clock, quiet_seconds)
+    if recent is not None:
+        signals.append(recent)
+    if ref.kind == "sqlite":
+        busy = _sqlite_busy(ref)
+        if busy is not None:
+            signals.append(busy)
+    targets = frozenset(_real(p) for p in _artifact_files(ref))
+    shown = {_real(p): p for p in _artifact_files(ref)}
+    source = system_processes if process_source is None else process_source
+    mine = _own_processes() if process_source is None else {os.getpid()}
+    cwd = _real(session_cwd) if session_cwd else None
+    try:
+        for proc in source(targets):
+            if proc.pid in mine:
+                continue
+            for path in proc.open_files:
+                real = _real(path)
+                if real in targets:
+                    signals.append(HeldOpen(proc.pid, proc.name or _program(proc.cmdline[0] if proc.cmdline else "?"),
+                                            shown.get(real, path)))
+                    break
+            if cwd is not None and proc.cwd and _real(proc.cwd) == cwd and is_harness(proc, harness_names):
+                signals.append(HarnessRunning(proc.pid, proc.name, session_cwd or proc.cwd))
+    except (OSError, psutil.Error) as err:
+        notes.append(f"the process list could not be read ({err}); only file ages and the last event were judged")
+    flight = _in_flight(last_event, clock, in_flight_seconds, ref)
+    if flight is not None:
+        signals.append(flight)
+    return LivenessVerdict(tuple(signals), tuple(notes))
+
+
+def _own_processes() -> set[int]:
+    """This process and its ``multiprocessing`` workers (the window's listing/diagnosis pool reads logs too).
+
+    Other children (a harness the user resumed from the window, a test's helper process) stay evidence.
+    """
+    pids = {os.getpid()}
+    try:
+        for child in psutil.Process().children(recursive=True):
+            try:
+                if any("multiprocessing" in part for part in child.cmdline()):
+                    pids.add(child.pid)
+            except psutil.Error:
+                continue
+    except psutil.Error:
+        pass
+    return pids
+
+
+def _artifact_files(ref: ArtifactRef) -> list[str]:
+    """The files a writer of this artifact keeps open (that exist)."""
+    paths = [ref.path]
+    if ref.kind == "sqlite":
+        paths += [ref.path + "-wal", ref.path + "-journal"]
+    return [p for p in paths if os.path.exists(p)]
+
+
+def _recently_written(ref: ArtifactRef, now: float, quiet_seconds: float) -> RecentlyWritten | None:
+    """The newest change among the artifact and its SQLite sidecars, when within ``quiet_seconds``.
+
+    An empty ``-wal`` is ignored: SQLite creates one when any connection (our own preview included)
+    opens a WAL database, so its mtime says nothing about writers.  A clock step backwards (an mtime
+    in the future) counts as "just written".
+    """
+    newest_path, newest = ref.path, os.stat(ref.path).st_mtime
+    if ref.kind == "sqlite":
+        for suffix in ("-wal", "-journal"):
+            try:
+                st = os.stat(ref.path + suffix)
+            except FileNotFoundError:
+                continue
+            if suffix == "-wal" and st.st_size == 0:
+                continue
+            if st.st_mtime > newest:
+                newest_path, newest = ref.path + suffix, st.st_mtime
+    age = now - newest
+    return RecentlyWritten(newest_path, age, quiet_seconds) if age < quiet_seconds else None
+
+
+def _sqlite_busy(ref: ArtifactRef) -> DatabaseBusy | None:
+    try:
+        pin = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True, timeout=0, isolation_level=None)
+        try:
+            pin.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            probe = sqlite3.connect(sqlite_uri(ref.path, "rw"), uri=True, timeout=0, isolation_level=None)
+            try:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+            finally:
+                probe.close()
+        finally:
+            pin.close()
+    except sqlite3.OperationalError as err:
+        return DatabaseBusy(ref.path, str(err))
+    return None
+
+
+def _in_flight(last_event: Any, now: float, window: float, ref: ArtifactRef) -> InFlight | None:
+    if last_event is None:
+        return None
+    event = last_event.to_json() if hasattr(last_event, "to_json") else last_event
+    if not isinstance(event, Mapping):
+        return None
+    kind = event.get("type")
+    what = IN_FLIGHT_TYPES.get(kind) if isinstance(kind, str) else None
+    if what is None or not isinstance(kind, str):
+        return None
+    stamp = event.get("time")
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and math.isfinite(stamp):
+        age = now - stamp / 1000.0  # event times are epoch milliseconds (Date.now() at append)
+    else:
+        try:
+            age = now - os.stat(ref.path).st_mtime  # no usable time: the file's last change stands in
+        except OSError:
+            age = 0.0
+    age = max(0.0, age)  # a time in the future (clock skew) is "just now"
+    if age >= window:
+        return None
+    seq = event.get("seq")
+    return InFlight(kind, seq if isinstance(seq, int) and not isinstance(seq, bool) else None, age, what)
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
