@@ -62,6 +62,20 @@ class StoredLog:
 
 
 @dataclass(frozen=True, slots=True)
+class CutFacts:
+    """What cutting a torn tail would destroy, so a repair can refuse or ask first.
+
+    ``intact_records`` counts records in the cut region that parse and carry a seq at or past the
+    next kept seq: damage followed by such records is not a torn write, and cutting them loses data.
+    """
+
+    cut_bytes: int | None = None
+    cut_rows: int | None = None
+    intact_records: int = 0
+    first_intact_seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RawArtifact:
     meta: dict[str, Any]
     filename: str
@@ -101,6 +115,29 @@ class StorageBackend(ABC):
     @abstractmethod
     def commit_repair(self, meta: dict[str, Any], torn: TornMarker | None, closers: list[dict[str, Any]],
                       token: CancelToken, *, expected_revision: str) -> None: ...
+
+    def describe_cut(self, session_id: str, torn: TornMarker, next_seq: int, token: CancelToken) -> CutFacts:
+        """What the repair of ``torn`` would cut (read only); backends without a cheap answer say nothing."""
+        return CutFacts()
+
+    def backup_candidates(self, token: CancelToken) -> list[tuple[str, str]]:
+        """(session id, backup path) of every repair backup the store has; none by default."""
+        return []
+
+    def assert_writable_path(self, path: str) -> None:  # noqa: B027 - optional hook
+        """Refuse a write to ``path`` the backend's layout forbids (JSONL: through a symlink)."""
+
+    def read_backup(self, session_id: str, backup_path: str, token: CancelToken) -> StoredLog | None:
+        """The session as a backup copy of its artifact holds it (never writes either file)."""
+        from persistence.errors import SessionPersistenceError
+
+        raise SessionPersistenceError(f"the {self.kind} backend cannot read backups")
+
+    def restore_backup(self, session_id: str, backup_path: str, token: CancelToken, *, expected_revision: str) -> None:
+        """Make the session what ``backup_path`` holds, atomically, if its revision is still ``expected_revision``."""
+        from persistence.errors import SessionPersistenceError
+
+        raise SessionPersistenceError(f"the {self.kind} backend cannot restore backups")
 
     @abstractmethod
     def list_headers(self, token: CancelToken) -> list[dict[str, Any]]: ...

@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from persistence.backend import CancelToken, StorageBackend, StoredLog, TornMarker
+from persistence.backend import CancelToken, CutFacts, StorageBackend, StoredLog, TornMarker
 from persistence.errors import (
     SessionArgumentError,
     SessionConflictError,
@@ -76,7 +76,11 @@ class SessionDiagnosis:
     """What a viewer needs to label one stored session, computed without writing anything.
 
     status is one of ``ok``, ``open-turn`` (crashed mid-turn: closers would be appended),
-    ``torn-tail`` (a damaged tail would be cut), ``corrupt``, ``unsupported``, ``missing``.
+    ``torn-tail`` (a damaged tail would be cut), ``corrupt``, ``unsupported``, ``missing``, or
+    ``busy`` (a SQLite store locked by a writer: nothing can be judged now, nothing is wrong).
+    ``cut`` says what a repair of a torn tail would destroy; ``intact_after_damage`` > 0 means the
+    "torn tail" holds records that parse and continue past the kept ones, which is damage followed
+    by data, not a torn write: a repair must not cut them without explicit consent.
     """
 
     session_id: str
@@ -88,10 +92,15 @@ class SessionDiagnosis:
     recovered_count: int
     revision: str | None
     error_class: str | None = None
+    cut: CutFacts | None = None
 
     @property
     def repairable(self) -> bool:
         return self.status in ("open-turn", "torn-tail")
+
+    @property
+    def intact_after_damage(self) -> int:
+        return 0 if self.cut is None else self.cut.intact_records
 
 
 @dataclass(slots=True)
@@ -144,6 +153,12 @@ class SessionPreparation:
 
     def __exit__(self, *exc: object) -> None:
         self.dispose()
+
+
+def _is_busy(err: BaseException) -> bool:
+    """A SQLite lock held by another connection: the store is in use, not damaged."""
+    text = str(err).lower()
+    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
 
 
 def _cwd_text(cwd: Any) -> str:
@@ -506,12 +521,26 @@ class CoordinatedPersistence(SessionPersistence):
             return await self._run(lambda t: read_tail_core(self._backend, session_id, int(min_events), t), signal)
 
     async def list(self, signal: AbortSignal | None = None) -> list[SessionHeader]:
+        """Headers of the stored sessions, in the backend's list order.
+
+        One bad session never hides the others: a header the engine cannot represent (a number
+        outside JSON's range, ``SessionHeader.from_listing``) is skipped here, and the JSONL backend
+        skips unreadable and symlinked entries (``persistence.jsonl.discovery``).  ``verify`` and the
+        window show each skipped one as its own bad row.  What the spec makes a root-level error
+        (foreign layout, duplicate ids, SQLite's all-or-nothing row check) still raises.
+        """
         metas = await self._run(self._backend.list_headers, signal)
-        return [SessionHeader.from_json(m) for m in metas]
+        return [h for h in map(SessionHeader.from_listing, metas) if h is not None]
 
     async def list_snapshots(self, signal: AbortSignal | None = None) -> list[SessionPersistenceSnapshot]:
+        """``list()`` with each session's opaque revision (same skipping rules)."""
         rows = await self._run(self._backend.list_snapshots, signal)
-        return [SessionPersistenceSnapshot(SessionHeader.from_json(m), r) for m, r in rows]
+        out = []
+        for m, r in rows:
+            header = SessionHeader.from_listing(m)
+            if header is not None:
+                out.append(SessionPersistenceSnapshot(header, r))
+        return out
 
     # ------------------------------------------------------------ preparation (cold -> unpublished Session)
 
@@ -775,36 +804,122 @@ class CoordinatedPersistence(SessionPersistence):
     async def diagnose(self, session_id: str, signal: AbortSignal | None = None) -> SessionDiagnosis:
         """Classify a stored session (never writes; uses the same pipeline as ``inspect``)."""
         async with self._lock(session_id):
-            def work(t: CancelToken) -> SessionDiagnosis:
-                try:
-                    source = self._cached_fresh(session_id, t) or prepare_core(self._backend, session_id, t)
-                except SessionFormatUnsupportedError as err:
-                    return SessionDiagnosis(session_id, "unsupported", str(err), 0, (), None, 0, None,
-                                            err.upstream_class)
-                except SessionNotFoundError as err:
-                    return SessionDiagnosis(session_id, "missing", str(err), 0, (), None, 0, None, err.upstream_class)
-                except (SessionPersistenceError, OSError) as err:
-                    return SessionDiagnosis(session_id, "corrupt", str(err), 0, (), None, 0, None,
-                                            upstream_class_of(err))
-                self._cache_put(session_id, source)
-                torn = source.torn
-                if torn is not None:
-                    status = "torn-tail"
-                    reason = f"damaged tail after byte/row {torn.truncate_to} will be cut"
-                    if torn.recovered:
-                        reason += f"; {len(torn.recovered)} complete record(s) recovered from it"
-                    if source.closers:
-                        reason += f"; the open turn gets {len(source.closers)} synthetic closer(s)"
-                elif source.closers:
-                    status = "open-turn"
-                    reason = f"interrupted turn: {len(source.closers)} synthetic closer(s) would be appended"
-                else:
-                    status, reason = "ok", "balanced log"
-                return SessionDiagnosis(session_id, status, reason, len(source.balanced), tuple(source.closers),
-                                        None if torn is None else torn.truncate_to,
-                                        0 if torn is None else len(torn.recovered), source.revision)
+            return await self._run(lambda t: self._diagnose_core(session_id, t), signal)
 
-            return await self._run(work, signal)
+    def _diagnose_core(self, session_id: str, t: CancelToken) -> SessionDiagnosis:
+        try:
+            source = self._cached_fresh(session_id, t) or prepare_core(self._backend, session_id, t)
+        except SessionFormatUnsupportedError as err:
+            return SessionDiagnosis(session_id, "unsupported", str(err), 0, (), None, 0, None, err.upstream_class)
+        except SessionNotFoundError as err:
+            return SessionDiagnosis(session_id, "missing", str(err), 0, (), None, 0, None, err.upstream_class)
+        except (SessionPersistenceError, OSError) as err:
+            status = "busy" if _is_busy(err) else "corrupt"
+            reason = f"the store is busy, not damaged: {err}" if status == "busy" else str(err)
+            return SessionDiagnosis(session_id, status, reason, 0, (), None, 0, None, upstream_class_of(err))
+        self._cache_put(session_id, source)
+        torn = source.torn
+        cut = None
+        if torn is not None:
+            status = "torn-tail"
+            cut = self._backend.describe_cut(session_id, torn, len(source.stored_events), t)
+            reason = f"damaged tail after byte/row {torn.truncate_to} will be cut"
+            if torn.recovered:
+                reason += f"; {len(torn.recovered)} complete record(s) recovered from it"
+            if cut.intact_records:
+                reason += (f"; {cut.intact_records} intact record(s) after the damage (from seq {cut.first_intact_seq}) "
+                           "would be cut with it: this is damage followed by data, not a torn write")
+            if source.closers:
+                reason += f"; the open turn gets {len(source.closers)} synthetic closer(s)"
+        elif source.closers:
+            status = "open-turn"
+            reason = f"interrupted turn: {len(source.closers)} synthetic closer(s) would be appended"
+        else:
+            status, reason = "ok", "balanced log"
+        return SessionDiagnosis(session_id, status, reason, len(source.balanced), tuple(source.closers),
+                                None if torn is None else torn.truncate_to,
+                                0 if torn is None else len(torn.recovered), source.revision, cut=cut)
+
+    async def repair(self, session_id: str, *, expected_revision: str) -> str:
+        """Commit the crash repair a diagnosis previewed, once, pinned to ``expected_revision``.
+
+        Unlike ``load`` (upstream's loop: repair, re-read, repair again), this never retries: if the
+        stored log is not exactly the previewed one it raises ``SessionConflictError`` and writes
+        nothing, so records a writer appended meanwhile can never be taken for a torn tail and cut.
+        Returns the revision after the commit.
+        """
+        if session_id in self._live or self._reserved.get(session_id) is not None:
+            raise SessionConflictError(f'cannot repair session "{session_id}" while it is live or reserved for resume')
+        async with self._lock(session_id):
+            def work(t: CancelToken) -> str:
+                source = prepare_core(self._backend, session_id, t)
+                if source.revision != expected_revision:
+                    raise SessionConflictError(
+                        f'session "{session_id}" changed since its repair was previewed; nothing was changed'
+                    )
+                if source.needs_repair:
+                    self._backend.commit_repair(source.meta, source.torn, source.closers, t,
+                                                expected_revision=source.revision)
+                revision = self._backend.read_stored_revision(session_id, t)
+                return "" if revision is None else revision
+
+            try:
+                return await self._run(work)
+            finally:
+                self._cache_drop(session_id)
+                self._states.pop(session_id, None)
+
+    async def backup_candidates(self, signal: AbortSignal | None = None) -> list[tuple[str, str]]:
+        """(session id, path) of every repair backup in the store, found without listing sessions
+        (a root whose ``list`` fails still has its backups found)."""
+        return await self._run(self._backend.backup_candidates, signal)
+
+    def assert_writable_artifact(self, path: str) -> None:
+        """Refuse (typed error) a write to ``path`` that the layout forbids, e.g. through a symlink."""
+        self._backend.assert_writable_path(path)
+
+    async def compare_backup(self, session_id: str, backup_path: str) -> tuple[int, int]:
+        """(records in the backup, how many of them the current log lacks); reads both, writes nothing.
+
+        The log lacks the backup's records from the first seq where the two differ on: a repair that
+        re-appended every recovered record keeps the backup a prefix of the log (0 lacking), one that
+        lost records does not.  A log that no longer reads lacks everything after its readable part.
+        """
+        def work(t: CancelToken) -> tuple[int, int]:
+            backup = self._backend.read_backup(session_id, backup_path, t)
+            if backup is None:
+                return 0, 0
+            kept = backup.events
+            try:
+                stored = self._backend.load_stored(session_id, t)
+                current = [] if stored is None else stored.events
+            except (SessionPersistenceError, OSError):
+                current = []
+            same = 0
+            for a, b in zip(kept, current, strict=False):
+                if a != b:
+                    break
+                same += 1
+            return len(kept), len(kept) - same
+
+        async with self._lock(session_id):
+            return await self._run(work)
+
+    async def restore_backup(self, session_id: str, backup_path: str, *, expected_revision: str) -> str:
+        """Make the session what ``backup_path`` holds (atomically, pinned to ``expected_revision``)."""
+        if session_id in self._live or self._reserved.get(session_id) is not None:
+            raise SessionConflictError(f'cannot restore session "{session_id}" while it is live or reserved for resume')
+        async with self._lock(session_id):
+            def work(t: CancelToken) -> str:
+                self._backend.restore_backup(session_id, backup_path, t, expected_revision=expected_revision)
+                revision = self._backend.read_stored_revision(session_id, t)
+                return "" if revision is None else revision
+
+            try:
+                return await self._run(work)
+            finally:
+                self._cache_drop(session_id)
+                self._states.pop(session_id, None)
 
     async def read_stored_revision(self, session_id: str, signal: AbortSignal | None = None) -> str | None:
         return await self._run(lambda t: self._backend.read_stored_revision(session_id, t), signal)

@@ -1,21 +1,52 @@
-"""One-click repair: preview (no writes), liveness guard, fsynced backup, then the engine's ``load``."""
+"""One-click repair as a transaction that can never destroy a session.
+
+The steps, each refusing with nothing written when its check fails:
+1. preview with ``diagnose`` (read-only: a SQLite store through a read-only twin);
+2. refuse corrupt / unsupported / busy logs, and a torn tail that holds intact records after the
+   damage unless the user accepted that loss (``accept_loss``);
+3. the liveness guard (``--force`` is the only override);
+4. SQLite: ``PRAGMA quick_check`` and write permission *before* a backup is made;
+5. free space for the backup plus the repaired copy;
+6. the backup: copied under a temporary name, fsynced, then linked to its final name, so a
+   ``.bak-`` file is always complete; its source is checked to be the previewed revision;
+7. the engine's pinned commit (``CoordinatedPersistence.repair``): one compare-and-swap, never
+   upstream's ``load`` loop that would re-read a racing writer's records as a torn tail.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import os
+import re
+import secrets
+import shutil
 import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.actions.artifacts import ArtifactRef, artifact_of, last_modified_age_s, read_only_view, sqlite_uri
-from persistence import CoordinatedPersistence, SessionPersistenceError
+import psutil  # type: ignore[import-untyped]
 
-DEFAULT_QUIET_SECONDS = 10.0
+from app.actions.artifacts import ArtifactRef, artifact_of, read_only_view, sqlite_uri
+from app.actions.liveness import (
+    DEFAULT_IN_FLIGHT_SECONDS,
+    DEFAULT_QUIET_SECONDS,
+    LivenessVerdict,
+    assess_liveness,
+)
+from persistence import CoordinatedPersistence, SessionConflictError, SessionPersistenceError
+
+# Room left on the volume beyond the backup and the repaired copy (the harness and the OS need some too).
+FREE_SPACE_MARGIN_BYTES = 4 << 20
 
 
 class RepairRefused(SessionPersistenceError):
     """The repair was not attempted; ``reason`` says why and nothing was written."""
+
+
+class RepairWriteFailed(RepairRefused, OSError):
+    """The commit failed on an OS error (disk full, I/O); the log is unchanged and the backup is named."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,13 +61,14 @@ class RepairPreview:
     closers: tuple[dict[str, Any], ...]
     revision: str | None
     cut_rows: int | None = None  # how many event rows a SQLite repair deletes
+    intact_after_damage: int = 0  # records after the damage that parse and would be cut with it
 
     @property
     def repairable(self) -> bool:
         return self.status in ("open-turn", "torn-tail")
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.session_id,
             "status": self.status,
             "reason": self.reason,
@@ -47,6 +79,9 @@ class RepairPreview:
             "recoveredCount": self.recovered_count,
             "closers": list(self.closers),
         }
+        if self.intact_after_damage:  # only when there is such damage: the usual preview keeps its shape
+            out["intactAfterDamage"] = self.intact_after_damage
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,128 +120,163 @@ async def preview_repair(store: CoordinatedPersistence, session_id: str) -> Repa
             # A foreign layout makes the lookup itself fail; diagnose already classified the session.
             if diag.status in ("open-turn", "torn-tail"):
                 raise
-    cut_bytes = None
-    if ref is not None and ref.kind == "jsonl" and isinstance(diag.torn_offset, int):
-        cut_bytes = os.stat(ref.path).st_size - diag.torn_offset
-    cut_rows = None
-    if ref is not None and ref.kind == "sqlite" and isinstance(diag.torn_offset, int):
-        cut_rows = _sqlite_rows_from(ref.path, session_id, diag.torn_offset)
+    cut = diag.cut
+    cut_bytes = cut.cut_bytes if cut is not None else None
+    cut_rows = cut.cut_rows if cut is not None else None
     return RepairPreview(session_id, diag.status, diag.reason, ref, diag.torn_offset, cut_bytes,
-                         diag.recovered_count, diag.closers, diag.revision, cut_rows)
-
-
-def _sqlite_rows_from(path: str, session_id: str, seq: int) -> int | None:
-    """Event rows a SQLite repair deletes (its torn marker is the first bad seq), read on a read-only connection."""
-    try:
-        con = sqlite3.connect(sqlite_uri(path, "ro"), uri=True, timeout=1.0)
-        try:
-            row = con.execute("SELECT count(*) FROM events WHERE session_id = ? AND seq >= ?", (session_id, seq)).fetchone()
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return None
-    return int(row[0])
+                         diag.recovered_count, diag.closers, diag.revision, cut_rows, diag.intact_after_damage)
 
 
 def check_liveness(ref: ArtifactRef, *, quiet_seconds: float = DEFAULT_QUIET_SECONDS, now: float | None = None) -> str | None:
-    """Why the artifact looks like it is still being written, or None when it is quiet.
-
-    Writes nothing: the SQLite probe (``BEGIN IMMEDIATE`` then ``ROLLBACK``) runs while a read-only
-    connection holds the file open, so closing the probe cannot checkpoint a leftover ``-wal`` into the
-    database before the backup is taken.
-    """
-    age = last_modified_age_s(ref, time.time() if now is None else now)
-    if age < quiet_seconds:
-        return (f"the artifact changed {age:.1f} s ago (less than {quiet_seconds:g} s): an agent may still be "
-                "writing it; wait, or override the guard (confirm in the window, --force on the command line)")
-    if ref.kind == "sqlite":
-        try:
-            pin = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True, timeout=0, isolation_level=None)
-            try:
-                pin.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                probe = sqlite3.connect(sqlite_uri(ref.path, "rw"), uri=True, timeout=0, isolation_level=None)
-                try:
-                    probe.execute("BEGIN IMMEDIATE")
-                    probe.execute("ROLLBACK")
-                finally:
-                    probe.close()
-            finally:
-                pin.close()
-        except sqlite3.OperationalError as err:
-            return f"the database is busy ({err}): another process holds a write transaction"
-    return None
+    """Why the artifact looks like it is still being written (file-level signals only), or None."""
+    return assess_liveness(ref, quiet_seconds=quiet_seconds, now=now).reason
 
 
-def _fsync_file(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
+async def assess_session(store: CoordinatedPersistence, preview: RepairPreview, *,
+                         quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+                         in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS) -> LivenessVerdict:
+    """Every liveness signal for the previewed session: file ages, open handles, a harness in its cwd,
+    and a call or request still in flight at the end of its log.  Reads only."""
+    assert preview.artifact is not None
+    ref = preview.artifact
+    cwd, last = None, None
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    dfd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+        async with read_only_view(store) as view:
+            tail = await view.read_tail(preview.session_id, 1)
+        cwd = tail.meta.cwd if isinstance(tail.meta.cwd, str) else None
+        last = tail.events[-1] if len(tail.events) else None
+    except (SessionPersistenceError, OSError):
+        pass  # a damaged tail still gets the file and process checks
+    return await asyncio.to_thread(lambda: assess_liveness(ref, quiet_seconds=quiet_seconds, session_cwd=cwd,
+                                                           last_event=last, in_flight_seconds=in_flight_seconds))
+
+
+def _partial_name(path: str) -> str:
+    return f"{path}.partial-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+_PARTIAL = re.compile(r"\.bak-\d{8}T\d{6}Z\.partial-(\d+)-[0-9a-f]+(?:-journal)?$")
+
+
+def remove_stray_partials(ref: ArtifactRef) -> list[str]:
+    """Delete half-made backup copies (``.partial-<pid>-…``, and a SQLite copy's ``-journal``) of ``ref``
+    whose process is gone: a killed backup leaves one, and each is a full copy of the log."""
+    folder, name = os.path.split(ref.path)
+    removed = []
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return removed
+    for n in names:
+        m = _PARTIAL.search(n) if n.startswith(name + ".bak-") else None
+        if m is None or _pid_alive(int(m.group(1))):
+            continue
+        try:
+            os.unlink(os.path.join(folder, n))
+            removed.append(n)
+        except OSError:
+            pass
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    return pid == os.getpid() or bool(psutil.pid_exists(pid))
+
+
+def _publish(partial: str, base: str) -> str:
+    """Give the complete, fsynced ``partial`` its final name ``base`` (or ``base-2``, ``-3``...), never replacing."""
+    n = 1
+    while True:
+        target = base if n == 1 else f"{base}-{n}"
+        try:
+            os.link(partial, target)  # a link never replaces an earlier backup
+        except FileExistsError:
+            n += 1
+            continue
+        except OSError:
+            # No hard links on this file system (FAT, some network shares): exclusive create + rename.
+            if os.path.exists(target):
+                n += 1
+                continue
+            os.replace(partial, target)
+            _fsync_dir(os.path.dirname(target) or ".")
+            return target
+        _unlink_quietly(partial)
+        _fsync_dir(os.path.dirname(target) or ".")
+        return target
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        dfd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return  # Windows cannot open a directory
     try:
         os.fsync(dfd)
     finally:
         os.close(dfd)
 
 
-def _claim_backup_name(path: str, stamp: str) -> tuple[str, int]:
-    """Create ``<path>.bak-<stamp>`` (or ``-2``, ``-3``...) exclusively, private from the start: (name, fd)."""
-    n = 1
-    while True:
-        target = f"{path}.bak-{stamp}" if n == 1 else f"{path}.bak-{stamp}-{n}"
-        try:
-            return target, os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            n += 1
-
-
-def _copy_artifact_to(ref: ArtifactRef, target: str, fd: int) -> None:
-    """Copy the artifact into ``target`` (already created, open as ``fd``, which this closes); fsynced.
+def _copy_artifact_to(ref: ArtifactRef, target: str) -> None:
+    """Copy the artifact into a new private file ``target`` (created exclusively, 0600), fsynced.
 
     JSONL: the transcript's bytes (and times).  SQLite: the online backup API, reading through any ``-wal``.
     """
-    try:
-        if ref.kind == "sqlite":
-            os.close(fd)
-            fd = -1
+    if ref.kind == "sqlite":
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
             src = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True)
             try:
-                dst = sqlite3.connect(target)  # the empty file created by the caller is an empty database
+                dst = sqlite3.connect(target)  # the empty file just created is an empty database
                 try:
                     src.backup(dst)
                 finally:
                     dst.close()
             finally:
                 src.close()
-        else:
-            with open(ref.path, "rb") as f:
-                while chunk := f.read(1 << 20):
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(fd, view):]
-            st = os.stat(ref.path)
-            os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
-    finally:
-        if fd >= 0:
+        finally:
+            _unlink_quietly(target + "-journal")  # only a killed copy leaves one, and it belongs to the copy
+        fd = os.open(target, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
             os.close(fd)
-    _fsync_file(target)
+        return
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with open(ref.path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
+        st = os.stat(ref.path)
+        os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def backup_artifact(ref: ArtifactRef, *, now: float | None = None) -> str:
-    """Copy the artifact aside (fsynced) before any write; returns the backup path.
+    """Copy the artifact aside before any write; returns the backup path.
 
-    The backup is created exclusively with mode 0600 (never replacing an earlier backup).  Upstream
-    ignores other files in the session folder, so a JSONL backup can live beside the transcript.
+    The copy is made under a temporary name, fsynced, then linked to ``<artifact>.bak-<UTC stamp>``
+    (``-2``, ``-3``... on collision, never replacing an earlier backup), so a backup under its final
+    name is always complete; a kill leaves at most a ``.partial-`` file.  Mode 0600 from the start.
+    Upstream ignores other files in the session folder, so a JSONL backup can live beside the transcript.
     """
+    remove_stray_partials(ref)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
-    target, fd = _claim_backup_name(ref.path, stamp)
+    base = f"{ref.path}.bak-{stamp}"
+    partial = _partial_name(base)
     try:
-        _copy_artifact_to(ref, target, fd)
-    except BaseException:
-        _unlink_quietly(target)
+        _copy_artifact_to(ref, partial)
+        return _publish(partial, base)
+    except BaseException as err:
+        _unlink_quietly(partial)
+        if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+            raise RepairRefused(f"the disk filled up while backing up {ref.path}; the partial backup was removed "
+                                "and nothing was changed") from err
         raise
-    return target
 
 
 def export_artifact(ref: ArtifactRef, dest: str) -> str:
@@ -218,11 +288,11 @@ def export_artifact(ref: ArtifactRef, dest: str) -> str:
     dest = os.path.abspath(dest)
     if os.path.exists(dest) and os.path.samefile(dest, ref.path):
         raise RepairRefused(f"{dest} is the artifact itself; choose another destination")
-    partial = f"{dest}.partial-{os.getpid()}"
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    partial = _partial_name(dest)
     try:
-        _copy_artifact_to(ref, partial, fd)
+        _copy_artifact_to(ref, partial)
         os.replace(partial, dest)
+        _fsync_dir(os.path.dirname(dest))
     except BaseException:
         _unlink_quietly(partial)
         raise
@@ -236,6 +306,64 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
+def _refuse_unrepairable(session_id: str, preview: RepairPreview, accept_loss: bool) -> None:
+    if preview.status in ("corrupt", "unsupported"):
+        raise RepairRefused(
+            f'session "{session_id}" is {preview.status}, not repairable: {preview.reason}. Nothing was changed; '
+            "copy the raw artifact for analysis instead."
+        )
+    if preview.status == "busy":
+        raise RepairRefused(f'session "{session_id}" cannot be repaired now: {preview.reason}. Nothing was changed; '
+                            "try again when the writer is done.")
+    if preview.status == "missing":
+        raise RepairRefused(preview.reason)
+    if preview.intact_after_damage and not accept_loss:
+        raise RepairRefused(
+            f'refusing to repair "{session_id}": {preview.intact_after_damage} intact record(s) after the damage would '
+            "be cut with the damaged tail (damage followed by valid records is corruption, not a torn write). Nothing "
+            "was changed; copy the raw artifact for analysis, or accept the loss explicitly "
+            "(--accept-loss on the command line, the confirmation box in the window)."
+        )
+
+
+def _check_writable(ref: ArtifactRef) -> None:
+    """Refuse before the backup when the artifact (or, SQLite, its folder for the journal) is not writable."""
+    folder = os.path.dirname(ref.path) or "."
+    if not os.access(ref.path, os.W_OK) or (ref.kind == "sqlite" and not os.access(folder, os.W_OK)):
+        raise RepairRefused(f"{ref.path} is not writable by this user (permission denied); nothing was changed "
+                            "and no backup was made")
+
+
+def _check_space(ref: ArtifactRef) -> None:
+    """The backup and the repaired copy (JSONL writes a new file, then swaps it in) must both fit."""
+    size = os.stat(ref.path).st_size
+    needed = size * (2 if ref.kind == "jsonl" else 1) + FREE_SPACE_MARGIN_BYTES
+    free = shutil.disk_usage(os.path.dirname(ref.path) or ".").free
+    if free < needed:
+        raise RepairRefused(
+            f"not enough free space to repair {ref.path}: about {needed:,} bytes needed for the backup and the "
+            f"repaired copy, {free:,} free; nothing was changed and no backup was made"
+        )
+
+
+def _quick_check(ref: ArtifactRef) -> str | None:
+    """SQLite's own structural check (indexes included), on a read-only connection; None when ok."""
+    try:
+        con = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True, timeout=1.0)
+        try:
+            rows = con.execute("PRAGMA quick_check").fetchall()
+        finally:
+            con.close()
+    except sqlite3.OperationalError as err:
+        if "locked" in str(err) or "busy" in str(err):
+            return None  # busy is reported by the liveness guard, not as damage
+        return str(err)
+    except sqlite3.DatabaseError as err:
+        return str(err)
+    found = [str(r[0]) for r in rows]
+    return None if found == ["ok"] else "; ".join(found[:5])
+
+
 async def repair_session(
     store: CoordinatedPersistence,
     session_id: str,
@@ -244,30 +372,54 @@ async def repair_session(
     dry_run: bool = False,
     quiet_seconds: float = DEFAULT_QUIET_SECONDS,
     expected_revision: str | None = None,
+    accept_loss: bool = False,
+    in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
 ) -> RepairResult:
-    """Repair ``session_id`` unless refused; ``expected_revision`` pins the repair to the preview a user saw."""
+    """Repair ``session_id`` unless refused (see the module docstring for the steps).
+
+    ``expected_revision`` pins the repair to the preview a user saw; without it the repair is pinned
+    to the preview computed here.  ``force`` overrides only the liveness guard; ``accept_loss`` only
+    the refusal to cut intact records that follow damage.
+    """
     preview = await preview_repair(store, session_id)
     if expected_revision is not None and preview.revision != expected_revision:
         raise RepairRefused(
             f'session "{session_id}" changed since its repair was previewed; nothing was changed — preview it again'
         )
-    if preview.status in ("corrupt", "unsupported"):
-        raise RepairRefused(
-            f'session "{session_id}" is {preview.status}, not repairable: {preview.reason}. Nothing was changed; '
-            "copy the raw artifact for analysis instead."
-        )
-    if preview.status == "missing":
-        raise RepairRefused(preview.reason)
+    _refuse_unrepairable(session_id, preview, accept_loss)
     if not preview.repairable or dry_run:
         return RepairResult(preview, None, preview.status, None,
                             ["dry run: nothing was written"] if dry_run else ["nothing to repair"])
-    if preview.artifact is None:
+    ref = preview.artifact
+    if ref is None or preview.revision is None:
         raise RepairRefused(f'session "{session_id}" has no on-disk artifact to back up; nothing was changed')
     if not force:
-        why = check_liveness(preview.artifact, quiet_seconds=quiet_seconds)
-        if why is not None:
-            raise RepairRefused(f'refusing to repair "{session_id}": {why}')
-    backup = backup_artifact(preview.artifact)
-    inspection = await store.load(session_id)
-    after = await store.diagnose(session_id)
-    return RepairResult(preview, backup, after.status, len(inspection.events))
+        verdict = await assess_session(store, preview, quiet_seconds=quiet_seconds, in_flight_seconds=in_flight_seconds)
+        refusal = verdict.refusal(session_id)
+        if refusal is not None:
+            raise RepairRefused(refusal)
+    if ref.kind == "sqlite":
+        damage = _quick_check(ref)
+        if damage is not None:
+            raise RepairRefused(f'session "{session_id}" cannot be repaired: the database is damaged (quick_check: '
+                                f"{damage}). Nothing was changed and no backup was made; copy the raw artifact instead.")
+    try:
+        store.assert_writable_artifact(ref.path)
+    except SessionPersistenceError as err:
+        raise RepairRefused(f"{err}; nothing was changed and no backup was made") from err
+    _check_writable(ref)
+    _check_space(ref)
+    backup = backup_artifact(ref)
+    if await store.read_stored_revision(session_id) != preview.revision:
+        _unlink_quietly(backup)  # a copy of a moving log proves nothing
+        raise RepairRefused(f'session "{session_id}" changed while it was backed up; nothing was changed — preview it again')
+    try:
+        await store.repair(session_id, expected_revision=preview.revision)
+    except SessionConflictError as err:
+        raise RepairRefused(f'repair of "{session_id}" was not committed: {err}. The backup is at {backup}.') from err
+    except (SessionPersistenceError, OSError) as err:
+        raise RepairWriteFailed(f'repair of "{session_id}" failed: {err}. The log was not changed (the repaired copy is '
+                            f"swapped in atomically or not at all); the backup is at {backup}.") from err
+    async with read_only_view(store) as view:
+        after = await view.diagnose(session_id)
+    return RepairResult(preview, backup, after.status, after.event_count)

@@ -23,7 +23,7 @@ def open_for_viewing(path: str) -> CoordinatedPersistence:
     (JSONL reads never write; a SQLite store is opened ``mode=ro`` so it is neither checkpointed nor
     converted, and still sees a live writer's ``-wal``.)
     """
-    return open_store(path, read_only=True)
+    return open_store(path, read_only=True, create=False)
 
 
 class EngineGate:

@@ -246,7 +246,11 @@ def _decode_frames(text: RawText, view: memoryview, offset: int, cancel: threadi
             return
         if not ranges:
             if torn is not None:
-                plain = frames.decompress_prefix(view[pos:])
+                try:
+                    plain = frames.decompress_prefix(view[pos:])
+                except Exception as err:  # a torn frame past the decompression cap is damage, not a tail
+                    text.add_marker(f"undecodable torn frame at file offset {offset + pos}: {err}")
+                    return
                 if plain:
                     text.add_text(plain.rstrip(b"\n"), provisional=True, cancel=cancel)
                 text.add_marker(f"torn tail: an incomplete zstd frame of {n - pos} byte(s) at file offset {offset + pos} "

@@ -21,17 +21,19 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
 
+from app.actions import backups as backup_action
 from app.actions import fork as fork_action
 from app.actions import repair as repair_action
 from app.actions import resume as resume_action
 from app.actions.artifacts import ArtifactRef
+from app.actions.liveness import FORCE_RISK
 from app.gui.jobs import Jobs
 from app.gui.list_controller import SessionListController
 from app.gui.models.sessions import SessionListModel
 from app.gui.rows import READABLE, SessionRow
 from app.gui.session_loader import SessionLoader
 from app.gui.settings import AppSettings
-from app.gui.views.action_dialogs import ConfirmDialog, RepairDialog, ResumeDialog, await_dialog
+from app.gui.views.action_dialogs import ConfirmDialog, RepairDialog, RestoreDialog, ResumeDialog, await_dialog
 from app.gui.workers import in_thread
 from persistence import CoordinatedPersistence, SessionPersistenceError, open_store
 
@@ -41,7 +43,7 @@ REPAIRABLE = ("open-turn", "torn-tail")
 
 @asynccontextmanager
 async def writable_store(root: str) -> AsyncIterator[CoordinatedPersistence]:
-    store = await in_thread(open_store, root)
+    store = await in_thread(lambda: open_store(root, create=False))
     try:
         yield store
     finally:
@@ -51,6 +53,7 @@ async def writable_store(root: str) -> AsyncIterator[CoordinatedPersistence]:
 class SessionActions(QObject):
     done = Signal(str, str, str)  # action, outcome ("done" | "cancelled" | "refused" | "failed"), message
     message = Signal(str)
+    lost_records_found = Signal(object)  # [(session id, BackupInfo)]: backups holding records their log lacks
 
     def __init__(self, *, parent_widget: QWidget, jobs: Jobs, controller: SessionListController,
                  model: SessionListModel, loader: SessionLoader, settings: AppSettings,
@@ -98,6 +101,11 @@ class SessionActions(QObject):
 
     def resume(self, row: SessionRow) -> asyncio.Task[Any] | None:
         return self._spawn("resume", self._resume(row), row)
+
+    def restore(self, row: SessionRow) -> asyncio.Task[Any] | None:
+        return self._spawn("restore", self._restore(row), row)
+
+    can_restore = can_copy_raw
 
     def ask_copy_raw(self, row: SessionRow) -> None:
         """Choose a destination, then copy (the dialog is non-blocking; ``copy_raw`` does the work)."""
@@ -152,10 +160,11 @@ class SessionActions(QObject):
         async with writable_store(root) as store:
             self.message.emit(f"Previewing the repair of {row.session_id} …")
             preview = await repair_action.preview_repair(store, row.session_id)
-            liveness = await self._liveness(preview, quiet)
+            liveness = await self._liveness(store, preview, quiet)
             dlg = RepairDialog(preview, liveness, self.parent_widget)
             code = await self._ask(dlg)
-            copy_requested, force = dlg.copy_requested, dlg.force  # the dialog goes at the next loop turn
+            # The dialog goes at the next loop turn: read everything from it now.
+            copy_requested, force, accept_loss = dlg.copy_requested, dlg.force, dlg.loss_accepted
             if copy_requested:
                 self.ask_copy_raw(row)
                 self.done.emit("repair", "cancelled", "copy the raw artifact instead")
@@ -165,20 +174,71 @@ class SessionActions(QObject):
                 return
             self.message.emit(f"Repairing {row.session_id} …")
             result = await repair_action.repair_session(store, row.session_id, force=force, quiet_seconds=quiet,
-                                                        expected_revision=preview.revision)
+                                                        expected_revision=preview.revision, accept_loss=accept_loss)
         text = (f"Repaired {row.session_id}: now {result.status_after}, {result.events_after:,} events; "
                 f"backup at {result.backup}")
         await self._refresh(row, reopen=True)
         self.message.emit(text)
         self.done.emit("repair", "done", text)
 
-    async def _liveness(self, preview: repair_action.RepairPreview, quiet: float, *, always: bool = False) -> str | None:
-        """The guard's objection; for a repair only when one will be written, for a resume ``always``
-        (two harnesses on one session would interleave their appends)."""
+    async def _liveness(self, store: CoordinatedPersistence, preview: repair_action.RepairPreview, quiet: float, *,
+                        always: bool = False) -> str | None:
+        """The guard's objection (every signal that fired); for a repair only when one will be written, for a
+        resume ``always`` (two harnesses on one session would interleave their appends)."""
         if not (preview.repairable or always) or preview.artifact is None:
             return None
-        ref = preview.artifact
-        return await in_thread(lambda: repair_action.check_liveness(ref, quiet_seconds=quiet))
+        verdict = await repair_action.assess_session(store, preview, quiet_seconds=quiet)
+        if verdict.reason is None:
+            return None
+        return f"{verdict.reason}. {FORCE_RISK}"
+
+    # ------------------------------------------------------------ restore a backup
+
+    def check_backups(self) -> asyncio.Task[Any] | None:
+        """Look (read-only, in the background) for backups that hold records their log lacks."""
+        root = self.controller.root
+        if root is None or self.jobs.running("backups"):
+            return None
+        return self.jobs.spawn(self._check_backups(root), name=f"backup check {root}", key="backups")
+
+    async def _check_backups(self, root: str) -> None:
+        try:
+            store = await in_thread(lambda: open_store(root, read_only=True, create=False))
+            try:
+                found = await backup_action.find_lost_records(store)
+            finally:
+                await store.close()
+        except (SessionPersistenceError, OSError, sqlite3.Error) as err:
+            log.warning("backup check of %s failed: %s", root, err)  # a listing problem is shown by the list itself
+            return
+        if found and root == self.controller.root:
+            self.lost_records_found.emit(found)
+
+    async def _restore(self, row: SessionRow) -> None:
+        root = self.controller.root
+        assert root is not None
+        quiet = self.settings.quiet_seconds()
+        async with writable_store(root) as store:
+            found = await backup_action.list_backups(store, row.session_id)
+            if not found:
+                raise repair_action.RepairRefused(f"{row.session_id} has no backups to restore "
+                                                  "(a repair or restore makes one beside the artifact)")
+            ref = self._artifact(row)
+            liveness = None if ref is None else await in_thread(
+                lambda: repair_action.check_liveness(ref, quiet_seconds=quiet))
+            dlg = RestoreDialog(row.session_id, found, liveness, self.parent_widget)
+            code = await self._ask(dlg)
+            chosen, force = dlg.chosen, dlg.force  # the dialog goes at the next loop turn
+            if code != QDialog.DialogCode.Accepted or chosen is None:
+                self.done.emit("restore", "cancelled", "nothing was changed")
+                return
+            result = await backup_action.restore_backup(store, row.session_id, chosen.path, force=force,
+                                                        quiet_seconds=quiet)
+        text = (f"Restored {row.session_id} from {os.path.basename(result.restored_from)}; "
+                f"the replaced state is backed up at {result.backup_of_current}")
+        await self._refresh(row, reopen=True)
+        self.message.emit(text)
+        self.done.emit("restore", "done", text)
 
     # ------------------------------------------------------------ fork
 
@@ -217,7 +277,7 @@ class SessionActions(QObject):
             preview = await repair_action.preview_repair(store, row.session_id)
             if preview.status not in READABLE:
                 raise repair_action.RepairRefused(f'cannot resume "{row.session_id}": {preview.reason}')
-            liveness = await self._liveness(preview, quiet, always=True)
+            liveness = await self._liveness(store, preview, quiet, always=True)
             dlg = ResumeDialog(session_id=row.session_id, cwd=row.cwd, root=root, template=self.settings.resume_template(),
                                preview=preview, liveness=liveness, parent=self.parent_widget)
             code = await self._ask(dlg)

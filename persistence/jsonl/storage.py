@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import threading
 from typing import Any
 
-from persistence.backend import CancelToken, RawArtifact, StorageBackend, StoredLog, TornMarker
+from persistence.backend import CancelToken, CutFacts, RawArtifact, StorageBackend, StoredLog, TornMarker
 from persistence.errors import (
     SessionLayoutError,
     SessionPersistenceError,
     SessionRollbackError,
     SessionStorageCorruptError,
 )
-from persistence.jsonl import frames
-from persistence.jsonl.lines import HeaderLessError, LineScanner, parse_header_meta, parse_header_record
+from persistence.jsonl import discovery, frames
+from persistence.jsonl.lines import HeaderLessError, LineScanner, parse_header_record
 from persistence.jsonl.paths import (
     ARTIFACT_NAME,
     PathEncodingError,
@@ -26,6 +27,7 @@ from persistence.jsonl.paths import (
     session_dir,
     suffix_for,
 )
+from persistence.jsonl.repair_commit import atomic_replace_tail, atomic_replace_whole
 from persistence.jsonl.tail_marks import CHECK_BYTES, TailMark, TailMarks
 from persistence.model.chunk_rows import ROW_TAGS, pack_runs
 from persistence.model.header import SessionHeader
@@ -35,8 +37,18 @@ from persistence.model.repair import has_turn_start
 HEADER_CHUNK = 8192
 
 
+# ``session.jsonl[.zstd].bak-<UTC stamp>[-N]``: what a repair or restore leaves (never ``.partial-`` copies).
+BACKUP_NAME = re.compile(r"^session\.jsonl(?:\.zstd)?\.bak-\d{8}T\d{6}Z(?:-\d+)?$")
+
+
 def revision_of(st: os.stat_result) -> str:
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+def revision_stamp(revision: str) -> tuple[int, int, int, int, int]:
+    """The (dev, ino, size, mtime_ns, ctime_ns) a ``revision_of`` text names."""
+    dev, ino, size, mtime, ctime = (int(part) for part in revision.split(":"))
+    return dev, ino, size, mtime, ctime
 
 
 def exists(path: str) -> bool:
@@ -62,14 +74,6 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def _sorted_entries(path: str) -> list[os.DirEntry[str]]:
-    with os.scandir(path) as it:
-        entries = list(it)
-    # Node's readdir returns names in byte order; upstream's list order depends on it (spec §4.2).
-    entries.sort(key=lambda e: os.fsencode(e.name))
-    return entries
-
-
 def read_stable(path: str, token: CancelToken) -> tuple[bytes, str]:
     while True:
         token.check()
@@ -83,26 +87,42 @@ def read_stable(path: str, token: CancelToken) -> tuple[bytes, str]:
 
 def read_first_line(path: str, compression: str, *, limit: int | None = None) -> bytes | None:
     """The header record without its newline, reading 8 KiB at a time; None when the file ends
-    (or ``limit`` bytes pass) before a complete first line/frame. Structural damage raises."""
-    acc = b""
+    (or ``limit`` bytes pass) before a complete first line/frame. Structural damage raises.
+
+    Linear in the header's size: only the new bytes of each chunk are searched, and the frame's block
+    headers are walked once (a 16 MB line took 9.8 s when every chunk re-scanned from byte 0). A header
+    past ``frames.MAX_FRAME_PLAINTEXT_BYTES`` (a line, or a compressed frame) is corruption, refused
+    before more of the file is read.
+    """
+    cap = frames.MAX_FRAME_PLAINTEXT_BYTES
+    acc = bytearray()
+    resume = 0
     fd = os.open(path, os.O_RDONLY)
     try:
         while limit is None or len(acc) < limit:
             chunk = os.read(fd, HEADER_CHUNK)
             if not chunk:
                 return None
+            searched = len(acc)
             acc += chunk
             if compression == "none":
-                nl = acc.find(b"\n")
+                nl = acc.find(b"\n", searched)
+                if nl > cap or (nl < 0 and len(acc) > cap):
+                    raise SessionStorageCorruptError(f"corrupt session log: header line exceeds {cap} bytes")
                 if nl >= 0:
-                    return acc[:nl]
+                    return bytes(acc[:nl])
                 continue
-            ranges, _torn = frames.scan_frames(acc, max_frames=1)
-            if ranges:
-                plain = frames.decode_frame(acc, *ranges[0], header=True)
-                if not plain or plain[-1:] != b"\n" or b"\n" in plain[:-1]:
-                    raise frames.corrupt("first frame is not exactly one header line")
-                return plain[:-1]
+            end, resume = frames.first_frame_end(acc, resume)
+            if end is None:
+                # A real encoder stores an incompressible block raw: 3 header bytes per 128 KiB block
+                # plus an 18-byte frame header and a 4-byte checksum is the most it adds to the plaintext.
+                if len(acc) > cap + 3 * (cap // (128 * 1024) + 1) + 22:
+                    raise frames.corrupt(f"header frame exceeds {cap} bytes")
+                continue
+            plain = frames.decode_frame(acc, 0, end, header=True)
+            if not plain or plain[-1:] != b"\n" or b"\n" in plain[:-1]:
+                raise frames.corrupt("first frame is not exactly one header line")
+            return plain[:-1]
         return None
     finally:
         os.close(fd)
@@ -148,19 +168,24 @@ class JsonlStorage(StorageBackend):
             "move it into a project/session directory before loading"
         )
 
-    def _project_dirs(self) -> list[str]:
-        try:
-            entries = _sorted_entries(self.root)
-        except FileNotFoundError:
-            return []
-        return [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+    def _session_folders(self) -> list[discovery.SessionFolder]:
+        """The root's session folders (``discovery.walk_root``), refusing what upstream refuses for the whole
+        root (a flat file, then a transcript of the other encoding, in list order: §4.2, §4.3).
 
-    def _session_dirs(self, project: str) -> list[str]:
-        entries = _sorted_entries(project)
-        for e in entries:
-            if e.is_file(follow_symlinks=False) and (e.name.endswith(".jsonl") or e.name.endswith(".jsonl.zstd")):
-                raise self._flat(e.path)
-        return [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        Unreadable and symlinked entries are skipped, not fatal: one bad folder is one bad row (issue 10),
+        which ``verify`` and the window show from the same walk.
+        """
+        out = []
+        for entry in discovery.walk_root(self.root):
+            if isinstance(entry, discovery.Problem):
+                if entry.kind == discovery.FLAT_FILE:
+                    raise self._flat(entry.path)
+                continue
+            other = entry.other(self.compression)
+            if other is not None:
+                raise self._mismatch(other)
+            out.append(entry)
+        return out
 
     def preflight(self) -> None:
         with self._preflight_lock:
@@ -171,30 +196,37 @@ class JsonlStorage(StorageBackend):
                 # Upstream caches the failed promise: a broken root stays broken for this instance.
                 raise outcome
             try:
-                for project in self._project_dirs():
-                    for d in self._session_dirs(project):
-                        other = os.path.join(d, "session" + self.opposite_suffix)
-                        if exists(other):
-                            raise self._mismatch(other)
+                self._session_folders()
             except BaseException as err:
                 self._preflight_outcome = err
                 raise
             self._preflight_outcome = True
 
     def find_log(self, session_id: str) -> str | None:
+        """The transcript of ``session_id`` (§4.4), probing each real project folder.
+
+        Reads are consistent with listing (see ``discovery``): a symlinked session folder or transcript
+        raises ``SessionLayoutError`` naming the link, and an unreadable session folder raises
+        ``SessionUnreadableError`` ("unreadable: permission denied").  A project folder that cannot be
+        searched at all is skipped: the session is found in the others (``list``/``verify`` name that
+        folder), so one unreadable folder does not take down every healthy session's reads.
+        """
         seg = encode_segment(session_id)
         matches = []
-        for project in self._project_dirs():
-            for suffix in (".jsonl.zstd", ".jsonl"):
-                flat = os.path.join(project, seg + suffix)
-                if exists(flat):
-                    raise self._flat(flat)
-            d = os.path.join(project, seg)
-            other = os.path.join(d, "session" + self.opposite_suffix)
-            if exists(other):
+        for project in discovery.project_dirs(self.root):
+            probe = discovery.probe_id(project, seg)
+            if probe.flat is not None:
+                raise self._flat(probe.flat)
+            folder = probe.folder
+            if folder is None:
+                continue
+            if isinstance(folder, discovery.Problem):
+                raise discovery.folder_problem_error(folder)
+            other = folder.other(self.compression)
+            if other is not None:
                 raise self._mismatch(other)
-            path = os.path.join(d, "session" + self.suffix)
-            if exists(path):
+            path = folder.transcript(self.compression)
+            if path is not None:
                 matches.append(path)
         if len(matches) > 1:
             raise SessionLayoutError(f'duplicate JSONL session id "{session_id}" appears in multiple project directories')
@@ -272,6 +304,12 @@ class JsonlStorage(StorageBackend):
         """Every record of the file, with the tail mark a later suffix read may start from."""
         meta, events, torn, committed, count = self._parse(data, path)
         self.assert_identity(path, meta, session_id)
+        if torn is None:
+            # A clean whole read is what the coordinator bases its append cursor on (load, resume,
+            # adopt): from here on this instance expects exactly these bytes. A torn log is left
+            # alone: it is repaired (and re-read) before anything is appended to it.
+            dev, ino, size = revision_stamp(revision)[:3]
+            self._expect_size(self.log_path(meta), size, (dev, ino))
         mark = _mark(revision, data[max(0, committed - CHECK_BYTES) : committed], committed, count, dict(meta))
         return _stored(path, meta, events, revision, torn, tail_mark=mark)
 
@@ -411,33 +449,40 @@ class JsonlStorage(StorageBackend):
         return read_first_line(path, self.compression)
 
     def _list_artifacts(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
+        """(meta, transcript path) of every listable session (§4.5), in list order.
+
+        Skipped, besides what upstream skips (no transcript, no complete or parsable header line): an
+        unreadable or symlinked entry (``discovery``), and a header the engine cannot represent (a number
+        outside JSON's range, ``discovery.read_listing_header``).  Each is one bad row for ``verify`` and
+        the window, never a failed ``list()``.  The spec's root-level errors still raise.
+        """
         token.check()
         self.preflight()
         seen: set[str] = set()
         out: list[tuple[dict[str, Any], str]] = []
-        for project in self._project_dirs():
-            for d in self._session_dirs(project):
-                token.check()
-                other = os.path.join(d, "session" + self.opposite_suffix)
-                if exists(other):
-                    raise self._mismatch(other)
-                path = os.path.join(d, "session" + self.suffix)
-                try:
-                    first = self._read_first_line(path)
-                except (FileNotFoundError, IsADirectoryError):
-                    continue
-                if first is None:
-                    continue
-                meta = parse_header_meta(first)
-                if meta is None:
-                    continue
-                self.assert_identity(path, meta, None)
-                if meta["id"] in seen:
-                    raise SessionLayoutError(
-                        f'duplicate JSONL session id "{meta["id"]}" appears in multiple project directories'
-                    )
-                seen.add(meta["id"])
-                out.append((meta, path))
+        for folder in self._session_folders():
+            token.check()
+            path = folder.transcript(self.compression)
+            if path is None:
+                continue
+            try:
+                first = self._read_first_line(path)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                continue
+            except OSError:
+                continue  # unreadable transcript: a bad row of its own (verify, window), not a failed list
+            if first is None:
+                continue
+            meta, _problem = discovery.read_listing_header(first)
+            if meta is None:
+                continue
+            self.assert_identity(path, meta, None)
+            if meta["id"] in seen:
+                raise SessionLayoutError(
+                    f'duplicate JSONL session id "{meta["id"]}" appears in multiple project directories'
+                )
+            seen.add(meta["id"])
+            out.append((meta, path))
         return out
 
     def list_headers(self, token: CancelToken) -> list[dict[str, Any]]:
@@ -451,6 +496,8 @@ class JsonlStorage(StorageBackend):
                 out.append((meta, revision_of(os.stat(path))))
             except FileNotFoundError:
                 continue
+            except OSError:
+                continue  # unreadable since its header was read: skipped like any unreadable entry
         return out
 
     def read_raw(self, session_id: str, token: CancelToken) -> RawArtifact | None:
@@ -470,7 +517,9 @@ class JsonlStorage(StorageBackend):
             plain = data
         text = plain.decode("utf-8", "replace")
         nl = plain.find(b"\n")
-        meta = parse_header_meta(plain if nl < 0 else plain[:nl])
+        meta, problem = discovery.read_listing_header(plain if nl < 0 else plain[:nl])
+        if problem is not None:  # a header no caller could print (a number outside JSON's range)
+            raise SessionStorageCorruptError(f'corrupt session log: invalid header line in "{path}" ({problem})')
         if meta is None or meta.get("id") != session_id:
             raise SessionStorageCorruptError(f'corrupt session log: invalid header line in "{path}"')
         return RawArtifact(meta, ARTIFACT_NAME, text)
@@ -481,23 +530,35 @@ class JsonlStorage(StorageBackend):
         text = event_lines(events, self.pack_chunks) + b"\n"
         return frames.compress_frame(text) if self.compression == "zstd" else text
 
-    def _mkdir(self, path: str, parent: str) -> None:
+    def _mkdir(self, path: str, parent: str) -> bool:
+        """Create one private folder (0700, like upstream's ``mkdir -p``); True when this call created it."""
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:
             if not os.path.isdir(path):
                 raise
-            return
+            return False
         fsync_dir(parent)
+        return True
 
     def append_batch(self, meta: dict[str, Any], events: list[dict[str, Any]], materialized: bool,
                      token: CancelToken, *, expected_next_seq: int) -> None:
         token.check()
         self.preflight()
+        self.assert_writable_path(self.log_path(meta))
         if materialized:
             self._append_lines(meta, self._encode_batch(events), token)
         else:
             self._materialize(meta, events, token)
+
+    def assert_writable_path(self, path: str) -> None:
+        """Refuse (``SessionLayoutError`` naming the link) a write to ``path`` when its project folder, session
+        folder or transcript is a symbolic link, or when ``path`` is outside the root (issue 10 item 6).
+
+        Every write path calls it before touching the disk: appends and materialization here, the repair
+        commit, and ``repair``'s backup (which lives beside the transcript).  Missing components are fine.
+        """
+        discovery.assert_writable_path(self.root, path)
 
     def _materialize(self, meta: dict[str, Any], events: list[dict[str, Any]], token: CancelToken) -> None:
         cwd, sid = meta.get("cwd"), meta["id"]
@@ -514,52 +575,138 @@ class JsonlStorage(StorageBackend):
         d = session_dir(self.root, cwd, sid)
         final = os.path.join(d, "session" + self.suffix)
         token.check()
-        parent = os.path.dirname(self.root) or "/"
-        if not os.path.isdir(self.root):
-            os.makedirs(parent, exist_ok=True)
-        self._mkdir(self.root, parent)
-        self._mkdir(project, self.root)
-        self._mkdir(d, project)
-        if exists(final):
-            raise SessionPersistenceError(
-                f'refusing to materialize "{sid}": a log already exists on disk (load/resume it instead)'
-            )
-        tmp = f"{final}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        # Every missing level, from the outermost, as upstream's ``mkdir -p`` does with mode 0700:
+        # ``os.makedirs`` would give the parents of the root 0777 & ~umask (0755), readable by all.
+        missing: list[str] = []
+        level = os.path.abspath(self.root)
+        while not os.path.isdir(level) and os.path.dirname(level) != level:
+            missing.append(level)
+            level = os.path.dirname(level)
+        levels = [(p, os.path.dirname(p) or "/") for p in reversed(missing)]
+        levels += [(project, self.root), (d, project)]
+        # What this call created, innermost last: a failed first write removes exactly these (when
+        # still empty), so a full disk leaves no empty session folder and no 0-byte temp behind.
+        created: list[str] = []
+        tmp: str | None = None
         try:
-            _write_all(fd, content)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
+            for path, parent in levels:
+                if self._mkdir(path, parent):
+                    created.append(path)
+            if exists(final):
+                raise SessionPersistenceError(
+                    f'refusing to materialize "{sid}": a log already exists on disk (load/resume it instead)'
+                )
+            tmp = f"{final}.{secrets.token_hex(6)}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                _write_all(fd, content)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             # A hard link never replaces: two racing writers cannot clobber a committed log.
             os.link(tmp, final)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        except BaseException as err:
+            left: list[str] = []
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    left.append(tmp)
+            for path in reversed(created):
+                try:
+                    os.rmdir(path)  # only when empty: never anything another writer put there
+                except OSError:
+                    left.append(path)
+            if not isinstance(err, OSError) or err.errno is None:
+                raise
+            outcome = "nothing was left on disk" if not left else "left on disk: " + ", ".join(left)
+            raise type(err)(err.errno, f"{err.strerror}; session \"{sid}\" was not written, {outcome}",
+                            err.filename, None, err.filename2) from err
         fsync_dir(d)
         try:
             os.unlink(tmp)
+        except OSError:
+            pass
+        st = os.stat(final)
+        self._expect_size(final, st.st_size, (st.st_dev, st.st_ino))
+
+    # Expected transcript sizes kept per instance; beyond this many paths the oldest is forgotten,
+    # which only turns the two-writer check off for a transcript this instance has not touched lately.
+    MAX_EXPECTED_SIZES = 4096
+
+    def _expect_size(self, path: str, size: int | None, dev_ino: tuple[int, int] | None = None) -> None:
+        """Record the byte size (and file identity) this instance expects ``path`` to have; None forgets it.
+
+        ``_append_lines`` refuses to append when the transcript no longer has this size: another writer
+        appended (or replaced the file) since this instance last read or wrote it, so its cursor is
+        stale and its seqs would duplicate acknowledged ones (issue 10 item 8).  Set after a clean whole
+        read, after each append, and by a repair commit for the log it leaves (pass the new size and
+        file identity, or None).  ``dev_ino`` None means "any file at that path".
+        """
+        expected: dict[str, tuple[int, tuple[int, int] | None]] = self.__dict__.setdefault("_expected_sizes", {})
+        expected.pop(path, None)  # re-inserted last: the dict's order is the eviction order
+        if size is None:
+            return
+        expected[path] = (size, dev_ino)
+        while len(expected) > self.MAX_EXPECTED_SIZES:
+            try:
+                del expected[next(iter(expected))]
+            except (StopIteration, KeyError, RuntimeError):  # another worker thread changed it meanwhile
+                break
+
+    def _check_expected_size(self, path: str, st: os.stat_result) -> None:
+        """Raise ``SessionConflictError`` when the open transcript is not the one this instance expects."""
+        from persistence.errors import SessionConflictError
+
+        got = self.__dict__.get("_expected_sizes", {}).get(path)
+        if got is None:
+            return  # nothing known yet (a log this instance only materialized): the append records it
+        size, dev_ino = got
+        if dev_ino is not None and (st.st_dev, st.st_ino) != dev_ino:
+            raise SessionConflictError(
+                f'another writer replaced "{path}" since this instance last read or wrote it; nothing was written'
+            )
+        if st.st_size != size:
+            raise SessionConflictError(
+                f'another writer appended to "{path}" (expected {size} bytes, found {st.st_size}); nothing was written'
+            )
+
+    @staticmethod
+    def _lock_exclusive(fd: int) -> None:
+        """Advisory ``flock(LOCK_EX)`` so two SessionScope writers cannot interleave between the size check
+        and the write.  Upstream's harness takes no lock (the size check still catches its appends).
+        Windows has no ``fcntl``: there the check and the write are not atomic against another writer (a
+        race of a few microseconds per append), which the size check of the next append still reports.
+        A filesystem without flock support (some network mounts: ENOLCK, EOPNOTSUPP) is treated the same."""
+        try:
+            import fcntl
+        except ImportError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
         except OSError:
             pass
 
     def _append_lines(self, meta: dict[str, Any], content: bytes, token: CancelToken) -> None:
         path = self.log_path(meta)
         token.check()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        closed = False
+        # O_NOFOLLOW closes the gap between assert_writable_path and this open (0 where the OS lacks it).
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
         try:
-            before = os.fstat(fd).st_size
+            # The lock is released by the close below (it belongs to this open file description).
+            self._lock_exclusive(fd)
+            st = os.fstat(fd)
+            self._check_expected_size(path, st)
+            before = st.st_size
             try:
                 _write_all(fd, content)
                 os.fsync(fd)
             except BaseException as err:
+                # Roll back while the lock is still held: no other SessionScope writer can have
+                # appended past our bytes, so the cut removes only what this call wrote.
                 try:
-                    os.close(fd)
-                    closed = True
                     fd2 = os.open(path, os.O_RDWR)
                     try:
                         os.ftruncate(fd2, before)
@@ -567,29 +714,111 @@ class JsonlStorage(StorageBackend):
                     finally:
                         os.close(fd2)
                 except BaseException as rollback_err:
+                    self._expect_size(path, None)  # the file's length is unknown now
                     raise SessionRollbackError(
                         f'failed to roll back append to "{path}"', [err, rollback_err]
                     ) from err
                 raise
+            # What this instance wrote, not a fresh fstat: bytes another (lock-less) writer slipped in
+            # after ours must still make the next append fail.
+            self._expect_size(path, before + len(content), (st.st_dev, st.st_ino))
         finally:
-            if not closed:
-                os.close(fd)
+            os.close(fd)
+
+    def describe_cut(self, session_id: str, torn: TornMarker, next_seq: int, token: CancelToken) -> CutFacts:
+        """Bytes after ``torn.truncate_to`` and the records among them that parse and would be lost."""
+        path = self._log_of(session_id, token)
+        if path is None:
+            return CutFacts()
+        with open(path, "rb") as f:
+            f.seek(int(torn.truncate_to))
+            cut = f.read()
+        try:
+            plain = frames.decompress_prefix(memoryview(cut)) if self.compression == "zstd" else cut
+        except SessionPersistenceError:
+            plain = b""
+        intact, first = count_intact_records(plain, next_seq)
+        return CutFacts(cut_bytes=len(cut), intact_records=intact, first_intact_seq=first)
+
+    def backup_candidates(self, token: CancelToken) -> list[tuple[str, str]]:
+        """(session id, backup path) of every ``session.jsonl*.bak-<stamp>`` beside a readable transcript."""
+        out: list[tuple[str, str]] = []
+        for entry in discovery.walk_root(self.root):
+            token.check()
+            if not isinstance(entry, discovery.SessionFolder):
+                continue
+            transcript = entry.transcript(self.compression)
+            if transcript is None:
+                continue
+            try:
+                names = sorted(n for n in os.listdir(entry.path) if BACKUP_NAME.match(n))
+            except OSError:
+                continue
+            if not names:
+                continue
+            try:
+                first = read_first_line(transcript, self.compression)
+            except (SessionPersistenceError, OSError):
+                first = None
+            meta = discovery.read_listing_header(first)[0] if first is not None else None
+            if meta is None or not isinstance(meta.get("id"), str):
+                continue
+            out.extend((meta["id"], os.path.join(entry.path, n)) for n in names)
+        return out
+
+    def read_backup(self, session_id: str, backup_path: str, token: CancelToken) -> StoredLog | None:
+        """A backup copy of the transcript, read like the log itself (its torn tail tolerated)."""
+        token.check()
+        try:
+            with open(backup_path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        meta, events, torn, _committed, _count = self._parse(data, backup_path)
+        if meta.get("id") != session_id:
+            raise SessionStorageCorruptError(f'backup "{backup_path}" belongs to session "{meta.get("id")}", not "{session_id}"')
+        return _stored(backup_path, meta, events, revision_of(os.stat(backup_path)), torn)
+
+    def restore_backup(self, session_id: str, backup_path: str, token: CancelToken, *, expected_revision: str) -> None:
+        token.check()
+        path = self._log_of(session_id, token)
+        if path is None:
+            raise SessionPersistenceError(f'session "{session_id}" has no log to restore into')
+        self.assert_writable_path(path)
+        self._tails.drop(path)
+        atomic_replace_whole(path, backup_path, revision_stamp(expected_revision), revision_text=expected_revision)
+        self._expect_size(path, None)  # a restored log is another file: the next whole read sets it again
 
     def commit_repair(self, meta: dict[str, Any], torn: TornMarker | None, closers: list[dict[str, Any]],
                       token: CancelToken, *, expected_revision: str) -> None:
+        """Cut the torn tail and append recovered records plus closers, as one atomic swap (see repair_commit)."""
         token.check()
         path = self.log_path(meta)
+        self.assert_writable_path(path)
         self._tails.drop(path)
-        if torn is not None:
-            fd = os.open(path, os.O_RDWR)
-            try:
-                os.ftruncate(fd, torn.truncate_to)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
         batch = (list(torn.recovered) if torn is not None else []) + closers
-        if batch:
-            self._append_lines(meta, self._encode_batch(batch), NEVER)
+        if torn is None and not batch:
+            return
+        # Encode everything before the log is touched: a kill can no longer strand recovered records.
+        suffix = self._encode_batch(batch) if batch else b""
+        stamp = revision_stamp(expected_revision)
+        keep = int(torn.truncate_to) if torn is not None else stamp[2]
+        atomic_replace_tail(path, keep, suffix, stamp, revision_text=expected_revision)
+        st = os.stat(path)
+        self._expect_size(path, st.st_size, (st.st_dev, st.st_ino))
+
+
+def count_intact_records(plain: bytes, next_seq: int) -> tuple[int, int | None]:
+    """(how many lines of ``plain`` parse as records with a seq >= ``next_seq``, the first such seq)."""
+    count, first = 0, None
+    for line in plain.split(b"\n"):
+        if not line.strip():
+            continue
+        seq = _first_seq(line)
+        if seq is not None and seq >= next_seq:
+            count += 1
+            first = seq if first is None else first
+    return count, first
 
 
 def _first_seq(plain: bytes) -> int | None:

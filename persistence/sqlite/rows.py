@@ -242,16 +242,20 @@ def corrupt_row(seq: int) -> SessionStorageCorruptError:
     return SessionStorageCorruptError(f"corrupt session log: invalid committed physical row at seq {seq}")
 
 
+def decode_any_row(row: Row) -> list[dict[str, Any]]:
+    """The events of one stored row, packed or scalar; ``RowDecodeError`` when it is damaged."""
+    if row[6] == 0:
+        return expand_packed(row[1], row[0], row[2], row[3], row[4], row[5])
+    return [decode_scalar(row)]
+
+
 def scan_rows(rows: Sequence[Row], base: int) -> ScanResult:
     """Rows ordered by seq -> the contiguous logical prefix from ``base`` plus the torn point (§7.4)."""
     preserved: list[dict[str, Any]] = []
     expected = base
     for i, row in enumerate(rows):
         try:
-            if row[6] == 0:
-                members = expand_packed(row[1], row[0], row[2], row[3], row[4], row[5])
-            else:
-                members = [decode_scalar(row)]
+            members = decode_any_row(row)
         except RowDecodeError:
             if _turn_end_from(rows, i + 1):
                 raise corrupt_row(row[0]) from None

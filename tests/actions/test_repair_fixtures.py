@@ -253,13 +253,14 @@ def test_backup_is_taken_before_load_writes(tmp_path: Path, monkeypatch: pytest.
     before = sc.artifact().read_bytes()
     seen: list[bool] = []
 
-    async def failing_load(self: Any, session_id: str) -> Any:
+    async def failing_commit(self: Any, session_id: str, **_kw: Any) -> Any:
         seen.append(bool(backups_under(sc.root)))
         raise OSError("disk full (simulated)")
 
     from persistence.coordinator import CoordinatedPersistence
 
-    monkeypatch.setattr(CoordinatedPersistence, "load", failing_load)
+    # The repair commits through the engine's pinned ``repair`` (no longer upstream's ``load`` loop).
+    monkeypatch.setattr(CoordinatedPersistence, "repair", failing_commit)
 
     async def go() -> None:
         store = open_store(sc.target)

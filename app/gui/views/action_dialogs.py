@@ -1,4 +1,4 @@
-"""The dialogs of the session actions: repair preview, resume, fork confirmation.
+"""The dialogs of the session actions: repair preview, restore a backup, resume, fork confirmation.
 
 Each dialog only shows what the action controller computed and collects the user's choice; none of
 them touches the engine.  They are opened with ``open()`` (window-modal, never a nested ``exec()``
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import html
+import os
+import time
 
 import orjson
 from PySide6.QtCore import Qt
@@ -18,6 +20,8 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QLabel,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
@@ -25,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.actions.backups import BackupInfo
 from app.actions.repair import RepairPreview
 from app.actions.resume import ResumeCommand, ResumeLaunchError, build_command
 from app.gui import style
@@ -119,6 +124,7 @@ class RepairDialog(QDialog):
         layout.addWidget(_heading(f"<b>{html.escape(status)}</b> — {html.escape(preview.reason)}", preview.status))
         self.buttons = QDialogButtonBox(self)
         self.override: QCheckBox | None = None
+        self.accept_loss: QCheckBox | None = None
         self.repair_button: QPushButton | None = None
         self.copy_button: QPushButton | None = None
         if preview.repairable:
@@ -129,6 +135,14 @@ class RepairDialog(QDialog):
             target = preview.artifact.path if preview.artifact is not None else "the artifact"
             layout.addWidget(_note(f"Before anything is written, {html.escape(target)} is copied to "
                                    f"<tt>{html.escape(target)}.bak-&lt;UTC time&gt;</tt> and the copy is flushed to disk."))
+            if preview.intact_after_damage:
+                layout.addWidget(_note(
+                    f"⚠ <b>{preview.intact_after_damage:,} intact record(s) after the damage will be cut.</b> The "
+                    "damage is followed by valid data, so this is not a torn write; cutting it loses those records "
+                    "(they stay in the backup). Copy the raw artifact first if you are unsure.", WARN))
+                self.accept_loss = QCheckBox(f"Cut the {preview.intact_after_damage:,} intact record(s) anyway", self)
+                self.accept_loss.toggled.connect(self._update)
+                layout.addWidget(self.accept_loss)
             if liveness is not None:
                 layout.addWidget(_note(f"⚠ {html.escape(liveness)}", WARN))
                 self.override = QCheckBox("No agent is running this session: repair anyway", self)
@@ -160,13 +174,81 @@ class RepairDialog(QDialog):
         """The user overrode the liveness guard."""
         return self.override is not None and self.override.isChecked()
 
+    @property
+    def loss_accepted(self) -> bool:
+        """The user agreed to cut intact records that follow the damage."""
+        return self.accept_loss is not None and self.accept_loss.isChecked()
+
     def _update(self) -> None:
         if self.repair_button is not None:
-            self.repair_button.setEnabled(self.liveness is None or self.force)
+            self.repair_button.setEnabled((self.liveness is None or self.force)
+                                          and (not self.preview.intact_after_damage or self.loss_accepted))
 
     def _copy(self) -> None:
         self.copy_requested = True
         self.done(QDialog.DialogCode.Rejected)
+
+
+class RestoreDialog(QDialog):
+    """Choose one backup of a session to put back; the current state is backed up first."""
+
+    def __init__(self, session_id: str, backups: list[BackupInfo], liveness: str | None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.backups = backups
+        self.liveness = liveness
+        self.setWindowTitle(f"Restore a backup of {session_id}")
+        self.setMinimumWidth(720)
+        layout = QVBoxLayout(self)
+        layout.addWidget(_note(
+            f"Put one backup of <b>{html.escape(session_id)}</b> back as its log. The current log is copied to a new "
+            "backup first, and the swap is atomic: nothing is lost either way."))
+        self.choice = QListWidget(self)
+        for b in backups:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(b.mtime))
+            if b.problem is not None:
+                text = f"{os.path.basename(b.path)} — {when} — unreadable: {b.problem}"
+            elif b.lacking:
+                text = (f"{os.path.basename(b.path)} — {when} — {b.records:,} records, "
+                        f"{b.lacking:,} of them missing from the log")
+            else:
+                text = f"{os.path.basename(b.path)} — {when} — {b.records:,} records, all still in the log"
+            item = QListWidgetItem(text, self.choice)
+            if b.problem is not None:
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
+        first = next((i for i, b in enumerate(backups) if b.lacking and b.problem is None), None)
+        if first is None:
+            first = next((i for i, b in enumerate(backups) if b.problem is None), -1)
+        self.choice.setCurrentRow(first)
+        self.choice.setFixedHeight(min(8, max(2, len(backups))) * self.choice.sizeHintForRow(0) + 8 if backups else 40)
+        layout.addWidget(self.choice)
+        self.override: QCheckBox | None = None
+        if liveness is not None:
+            layout.addWidget(_note(f"⚠ {html.escape(liveness)}", WARN))
+            self.override = QCheckBox("No agent is running this session: restore anyway", self)
+            self.override.toggled.connect(self._update)
+            layout.addWidget(self.override)
+        self.buttons = QDialogButtonBox(self)
+        self.restore_button = self.buttons.addButton("Restore", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self.choice.currentRowChanged.connect(lambda _r: self._update())
+        layout.addStretch(1)
+        layout.addWidget(self.buttons)
+        self._update()
+
+    @property
+    def force(self) -> bool:
+        return self.override is not None and self.override.isChecked()
+
+    @property
+    def chosen(self) -> BackupInfo | None:
+        row = self.choice.currentRow()
+        return self.backups[row] if 0 <= row < len(self.backups) and self.backups[row].problem is None else None
+
+    def _update(self) -> None:
+        self.restore_button.setEnabled(self.chosen is not None and (self.liveness is None or self.force))
 
 
 class ResumeDialog(QDialog):

@@ -157,7 +157,9 @@ class MainWindow(QMainWindow):
         self.act_resume = QAction("Re&sume in the harness …", self, shortcut=QKeySequence("Ctrl+Shift+R"),
                                   triggered=lambda: self._on_current(self.actions.resume))
         self.act_copy_raw = QAction("&Copy raw artifact …", self, triggered=lambda: self._on_current(self.actions.ask_copy_raw))
-        self.session_actions = (self.act_repair, self.act_fork_here, self.act_fork_last, self.act_resume, self.act_copy_raw)
+        self.act_restore = QAction("Res&tore a backup …", self, triggered=lambda: self._on_current(self.actions.restore))
+        self.session_actions = (self.act_repair, self.act_fork_here, self.act_fork_last, self.act_resume, self.act_copy_raw,
+                                self.act_restore)
         for a in self.session_actions:
             session_menu.addAction(a)
             self.addAction(a)
@@ -211,6 +213,7 @@ class MainWindow(QMainWindow):
         self.timeline_pane.node_selected.connect(lambda _n: self._update_actions())
         self.timeline_pane.fork_requested.connect(self._fork_turn)
         self.actions.message.connect(lambda m: self.statusBar().showMessage(m, 15_000))
+        self.actions.lost_records_found.connect(self._offer_restore)
         self.raw_pane.line_selected.connect(self._raw_selected)
         self.header_pane.link_activated.connect(self.open_linked)
         self.jobs.failed.connect(lambda name, msg: self.statusBar().showMessage(f"{name} failed: {msg}", 15_000))
@@ -238,6 +241,7 @@ class MainWindow(QMainWindow):
         self.root_label.setText(f"Root: {root}")
         self.setWindowTitle(f"SessionScope — {root}")
         self.list_pane.show_table()
+        self.root_error: str | None = None
         return self.controller.open_root(root)
 
     def choose_root(self) -> None:
@@ -282,17 +286,45 @@ class MainWindow(QMainWindow):
             self.recent_menu.addAction("(none yet)").setEnabled(False)
 
     def _root_failed(self, message: str) -> None:
+        # Kept until the next root opens: the "0 sessions" of the finished listing must not replace it.
+        self.root_error = message
+        if self.session_model.total:  # rows already shown stay; the error goes to the status bar
+            self.statusBar().showMessage(message)
+            return
         self.list_pane.show_empty(f"{html.escape(message)}<br><br>Open the demo root to look around, "
                                   "or choose the folder that holds your sessions.")
         self.loader.close()
         self._show_no_session()
 
+    def _offer_restore(self, found: list[Any]) -> None:
+        """A backup holds records its log lacks (an interrupted repair by an older tool): offer to put it back."""
+        sid, info = found[0]
+        more = f" ({len(found) - 1} more session(s) too)" if len(found) > 1 else ""
+        box = QMessageBox(QMessageBox.Icon.Warning, "A backup holds records the log lacks",
+                          f"The backup {info.path} holds {info.lacking:,} record(s) that session {sid} no longer "
+                          f"has{more}. Restore it? The current log is backed up first.",
+                          QMessageBox.StandardButton.NoButton, self)
+        restore = box.addButton("Restore …", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def chosen(_code: int) -> None:
+            if box.clickedButton() is restore and self.select_session(sid):
+                self._on_current(self.actions.restore)
+
+        box.finished.connect(chosen)
+        self.restore_offer = box
+        box.open()
+
     def _listing_finished(self, count: int) -> None:
+        self.actions.check_backups()
         root = self.controller.root
         if root and os.path.exists(root):
             self.settings.remember_root(root)
         self.root_label.setText(f"Root: {root}  ({self._backend_text()})")
-        if count == 0 and root and os.path.exists(root):
+        if getattr(self, "root_error", None):
+            self.statusBar().showMessage(self.root_error or "")
+        elif count == 0 and root and os.path.exists(root):
             self.list_pane.show_empty(f"No sessions in {html.escape(root)} yet.")
         self._update_counts()
         want = self._want_session
@@ -452,7 +484,7 @@ class MainWindow(QMainWindow):
         counts = self.session_model.status_counts()
         total = self.session_model.total
         parts = [f"{total:,} sessions"]
-        for s in ("open-turn", "torn-tail", "corrupt", "unsupported", "missing"):
+        for s in ("open-turn", "torn-tail", "corrupt", "unreadable", "symlink", "unsupported", "busy", "missing"):
             if counts.get(s):
                 parts.append(f"{counts[s]} {style.STATUS_LABELS[s]}")
         if counts.get("pending"):
@@ -479,6 +511,7 @@ class MainWindow(QMainWindow):
         self.act_fork_last.setEnabled(a.can_fork(row))
         self.act_resume.setEnabled(a.can_resume(row))
         self.act_copy_raw.setEnabled(a.can_copy_raw(row))
+        self.act_restore.setEnabled(a.can_restore(row))
         text, turn = self.timeline_pane.fork_action_text()
         self.act_fork_here.setText(text)
         self.act_fork_here.setEnabled(a.can_fork(row) and turn is not None)

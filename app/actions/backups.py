@@ -1,0 +1,124 @@
+"""Repair backups: find them, tell whether one holds records the log lacks, and restore one.
+
+Every repair leaves ``<artifact>.bak-<UTC stamp>`` (complete by construction: written under a
+``.partial-`` name, fsynced, then linked).  A backup matters when the log no longer holds all of
+its records, which an earlier, non-atomic repair (or another tool) could cause: ``verify`` and the
+window report such a backup and offer to restore it.  A restore is a transaction like a repair:
+the liveness guard, a backup of the current state, then the engine's atomic, revision-pinned swap.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from app.actions.artifacts import ArtifactRef, artifact_of
+from app.actions.repair import (
+    DEFAULT_QUIET_SECONDS,
+    RepairRefused,
+    RepairWriteFailed,
+    backup_artifact,
+    check_liveness,
+)
+from persistence import CoordinatedPersistence, SessionConflictError, SessionPersistenceError
+
+BACKUP_NAME = re.compile(r"\.bak-\d{8}T\d{6}Z(?:-\d+)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class BackupInfo:
+    path: str
+    size: int
+    mtime: float
+    records: int  # records the backup holds (committed plus a recoverable torn tail)
+    lacking: int  # how many of them the current log does not hold
+    problem: str | None = None  # why the backup could not be read
+
+    @property
+    def holds_lost_records(self) -> bool:
+        return self.lacking > 0
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreResult:
+    session_id: str
+    restored_from: str
+    backup_of_current: str
+    revision: str
+
+
+def backup_paths(ref: ArtifactRef) -> list[str]:
+    """Complete backups of ``ref`` (``.partial-`` leftovers of a killed copy are not backups), oldest first."""
+    folder, name = os.path.split(ref.path)
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return []
+    found = [os.path.join(folder, n) for n in names if n.startswith(name + ".bak-") and BACKUP_NAME.search(n)]
+    return sorted(found)
+
+
+async def list_backups(store: CoordinatedPersistence, session_id: str) -> list[BackupInfo]:
+    """Every backup of the session with what it holds that the log lacks; reads only."""
+    ref = artifact_of(store, session_id)
+    if ref is None:
+        return []
+    out = []
+    for path in backup_paths(ref):
+        st = os.stat(path)
+        try:
+            records, lacking = await store.compare_backup(session_id, path)
+            out.append(BackupInfo(path, st.st_size, st.st_mtime, records, lacking))
+        except (SessionPersistenceError, OSError) as err:
+            out.append(BackupInfo(path, st.st_size, st.st_mtime, 0, 0, str(err)))
+    return out
+
+
+async def restore_backup(store: CoordinatedPersistence, session_id: str, backup_path: str, *, force: bool = False,
+                         quiet_seconds: float = DEFAULT_QUIET_SECONDS) -> RestoreResult:
+    """Put ``backup_path`` back as the session's log, after backing up the current state."""
+    ref = artifact_of(store, session_id)
+    if ref is None:
+        raise RepairRefused(f'session "{session_id}" has no on-disk artifact to restore into; nothing was changed')
+    if os.path.abspath(backup_path) not in {os.path.abspath(p) for p in backup_paths(ref)}:
+        raise RepairRefused(f"{backup_path} is not a backup of session \"{session_id}\" (expected {ref.path}.bak-<stamp>)")
+    if not force:
+        why = check_liveness(ref, quiet_seconds=quiet_seconds)
+        if why is not None:
+            raise RepairRefused(f'refusing to restore "{session_id}": {why}')
+    try:
+        store.assert_writable_artifact(ref.path)
+    except SessionPersistenceError as err:
+        raise RepairRefused(f"{err}; nothing was changed") from err
+    revision = await store.read_stored_revision(session_id)
+    if revision is None:
+        raise RepairRefused(f'session "{session_id}" was not found; nothing was changed')
+    current = backup_artifact(ref)
+    try:
+        after = await store.restore_backup(session_id, backup_path, expected_revision=revision)
+    except SessionConflictError as err:
+        raise RepairRefused(f'restore of "{session_id}" was not committed: {err}. The current log was backed up to '
+                            f"{current}.") from err
+    except (SessionPersistenceError, OSError) as err:
+        raise RepairWriteFailed(f'restore of "{session_id}" failed: {err}. The log was not changed; its current state '
+                                f"is also backed up at {current}.") from err
+    return RestoreResult(session_id, backup_path, current, after)
+
+
+async def find_lost_records(store: CoordinatedPersistence) -> list[tuple[str, BackupInfo]]:
+    """(session id, backup) for every backup in the store that holds records its session's log lacks.
+
+    Backups are found by the engine without listing sessions, so a root with a broken session still
+    has its backups checked; only sessions with a backup are read.
+    """
+    found: list[tuple[str, BackupInfo]] = []
+    for session_id, path in await store.backup_candidates():
+        try:
+            records, lacking = await store.compare_backup(session_id, path)
+        except (SessionPersistenceError, OSError):
+            continue  # an unreadable backup is not evidence of lost records; `backups` names it
+        if lacking:
+            st = os.stat(path)
+            found.append((session_id, BackupInfo(path, st.st_size, st.st_mtime, records, lacking)))
+    return found

@@ -1,0 +1,77 @@
+"""Backups that hold records the log lacks are offered for restore; Restore and the accept-loss box in the window."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from guikit import WAIT_MS
+from test_gui_actions import HOUR, _age, backups, make_root, open_on, record_done, wait_dialog, wait_done
+
+from app.actions.artifacts import ArtifactRef
+from app.actions.repair import backup_artifact
+from app.gui.views.action_dialogs import RepairDialog, RestoreDialog
+from persistence.model.jsontext import js_dumps
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.mark.parametrize("backend", ["jsonl-zstd", "jsonl-none"])
+def test_lost_records_in_a_backup_are_offered_and_restored(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path,
+                                                            backend: str) -> None:
+    target, folder = make_root(arun, tmp_path, backend)
+    w0 = open_on(qtbot, make_window, target, "calm")
+    artifact = Path(w0.current_row().path)
+    original = artifact.read_bytes()
+    bak = backup_artifact(ArtifactRef("jsonl", str(artifact)))
+    # What an interrupted two-step repair left behind: the log cut short, every record only in the backup.
+    if backend == "jsonl-zstd":
+        from persistence.jsonl.frames import scan_frames
+
+        ranges, _torn = scan_frames(original)
+        artifact.write_bytes(original[: ranges[1][1]])  # header and the first batch only
+    else:
+        cut = original.index(b"\n", len(original) // 3) + 1
+        artifact.write_bytes(original[:cut])
+    _age(folder, HOUR)
+
+    w = make_window(target)
+    qtbot.waitUntil(lambda: getattr(w, "restore_offer", None) is not None and w.restore_offer.isVisible(), timeout=WAIT_MS)
+    assert "calm" in w.restore_offer.text() and "record(s)" in w.restore_offer.text()
+    seen = record_done(w)
+    restore = next(b for b in w.restore_offer.buttons() if b.text().startswith("Restore"))
+    restore.click()
+    dlg = wait_dialog(qtbot, w, RestoreDialog)
+    assert dlg.chosen is not None and dlg.chosen.path == bak and dlg.chosen.lacking > 0
+    assert dlg.restore_button.isEnabled()
+    dlg.restore_button.click()
+    action, outcome, message = wait_done(qtbot, seen, w)
+    assert (action, outcome) == ("restore", "done"), message
+    assert artifact.read_bytes() == original
+    assert len(backups(folder)) == 2  # the restored one and the state it replaced
+
+
+def test_repair_dialog_requires_consent_to_cut_intact_records(qtbot: Any, make_window: Any, arun: Any,
+                                                             tmp_path: Path) -> None:
+    target, folder = make_root(arun, tmp_path, "jsonl-none")
+    w0 = open_on(qtbot, make_window, target, "crashed")
+    artifact = Path(w0.current_row().path)
+    data = artifact.read_bytes()
+    last = data.rstrip(b"\n").rsplit(b"\n", 1)[1]
+    rec = orjson.loads(last)
+    nxt = dict(rec, seq=rec["seq"] + 1) if "seq" in rec else dict(rec, seq0=rec["seq0"] + 1)
+    artifact.write_bytes(data + b"{damaged\n" + js_dumps(nxt) + b"\n")
+    _age(folder, HOUR)
+    w = open_on(qtbot, make_window, target, "crashed")
+    seen = record_done(w)
+    w.act_repair.trigger()
+    dlg = wait_dialog(qtbot, w, RepairDialog)
+    assert dlg.accept_loss is not None and not dlg.repair_button.isEnabled()
+    dlg.accept_loss.setChecked(True)
+    assert dlg.repair_button.isEnabled()
+    dlg.reject()
+    assert wait_done(qtbot, seen, w)[:2] == ("repair", "cancelled")
+    assert os.path.getsize(artifact) == len(data) + len(b"{damaged\n") + len(js_dumps(nxt)) + 1
