@@ -338,9 +338,15 @@ async def run_action(store: CoordinatedPersistence, args: argparse.Namespace) ->
         return out, f"started in a terminal: {cmd.text}"
     if args.verb == "verify":
         rows, root_error = await verify.verify_root(store)
-        ok = root_error is None and all(r.verdict == "ok" for r in rows)
+        lost = [] if root_error is not None else await backups.find_lost_records(store)
+        ok = root_error is None and all(r.verdict == "ok" for r in rows) and not lost
         result = {"ok": ok, "rootError": root_error, "sessions": [r.to_json() for r in rows]}
         lines = [f"{r.verdict:<12} {r.session_id}  {r.reason}" for r in rows]
+        if lost:
+            result["lostRecords"] = [{"id": sid, "backup": b.path, "records": b.records, "lacking": b.lacking}
+                                     for sid, b in lost]
+            lines += [f"{'backup':<12} {sid}  {b.path} holds {b.lacking} record(s) the log lacks: "
+                      f"sessionscope restore {args.root} {sid} --backup {b.path}" for sid, b in lost]
         if root_error:
             lines.insert(0, f"root error: {root_error}")
         counts: dict[str, int] = {}

@@ -410,3 +410,20 @@ def test_cli_backups_restore_and_accept_loss(tmp_path: Path, capsys: pytest.Capt
     assert Path(done["backupOfCurrent"]).read_bytes() == repaired
     code, refused, _err = main_json(capsys, "restore", str(root), "s", "--backup", str(path), "--force")
     assert code == 1 and "is not a backup" in refused["error"]["message"]
+
+
+def test_verify_names_a_backup_holding_records_the_log_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from actionkit import main_json, main_text
+
+    root = open_turn_root(tmp_path, "none")
+    path = artifact_path(root, "s", "none")
+    ref = artifact_of(open_store(root), "s")
+    assert ref is not None
+    backup = repair.backup_artifact(ref)
+    path.write_bytes(sk.encode_log(sk.header_line("s", sk.WORK), [sk.one_turn_log()[:4]], "none"))
+    code, out, _err = main_json(capsys, "verify", str(root))
+    assert code == 1 and not out["ok"]
+    [lost] = out["lostRecords"]
+    assert lost["id"] == "s" and lost["backup"] == backup and lost["lacking"] > 0
+    code, text, _err = main_text(capsys, "verify", str(root))
+    assert code == 1 and f"restore {root} s --backup {backup}" in text
