@@ -1,8 +1,28 @@
 """SessionScope's persistence engine: read and write coding-agent session logs byte-compatibly
-with the upstream harness.  No Qt anywhere in this package."""
+with the upstream harness.  No Qt anywhere in this package.
 
-from persistence.backend import CancelToken, StorageBackend
-from persistence.coordinator import CoordinatedPersistence, SessionDiagnosis, SessionPreparation
+This package's namespace is the engine's public API: ``app/`` (the window, the command line and
+the actions) imports only from here, never from a submodule (an import-linter contract keeps it
+so).  What is exported, by concern:
+
+- the service: ``open_store``, ``CoordinatedPersistence`` (and the JSONL class), ``SessionStore``,
+  ``Session``, ``AbortSignal``, the value results and the typed errors;
+- a viewer's reads: ``SessionView`` (``CoordinatedPersistence.view``: one read with the verdict,
+  header, stored events, synthetic closers, torn facts and revision), ``SessionDiagnosis``,
+  ``ArtifactInfo``/``RawBytes`` (``artifact``, ``read_raw_bytes``), ``ListedEntry``
+  (``list_entries``) and the module-level JSONL listing functions for worker processes;
+- lenient decoding of raw artifacts (``persistence.raw_decode``): ``iter_raw``, ``decode_raw``,
+  ``render_rows`` and their values;
+- JS-compatible JSON text (``js_dumps``, ``js_dumps_str``, ``js_number``, ``is_number``), the
+  path codec (``encode_segment``/``decode_segment``), zstd frames for building test and demo logs
+  (``compress_frame``, ``scan_frames``, ``decode_frame``), crash closers
+  (``interrupted_turn_closers``) and the error helpers ``upstream_class_of``/``not_found``.
+"""
+
+from persistence.artifact import ArtifactInfo, RawBytes, copy_artifact_to
+from persistence.backend import CancelToken, CutFacts, StorageBackend
+from persistence.coordinator import CoordinatedPersistence, SessionPreparation
+from persistence.diagnosis import READABLE_STATUSES, SessionDiagnosis, SessionView, TornFacts
 from persistence.errors import (
     SessionAbortedError,
     SessionArgumentError,
@@ -17,11 +37,43 @@ from persistence.errors import (
     SessionStorageCorruptError,
     SessionUnreadableError,
     SessionValidationError,
+    not_found,
+    upstream_class_of,
 )
 from persistence.jsonl.backend import JsonlSessionPersistence
+from persistence.jsonl.entries import (
+    LISTING_HEADER_LIMIT_BYTES,
+    HeaderCache,
+    ListingCancelled,
+    header_listing_problem,
+    jsonl_project_dirs,
+    list_jsonl_project,
+    list_jsonl_root,
+    list_jsonl_root_links,
+    list_jsonl_session_dir,
+    read_header_line,
+    read_header_outcome,
+)
+from persistence.jsonl.frames import compress_frame, decode_frame, scan_frames
+from persistence.jsonl.paths import decode_segment, encode_segment
+from persistence.jsonl.storage import read_first_line, revision_of
+from persistence.listing import ListedEntry
 from persistence.model.event import EventLog, SessionEvent
 from persistence.model.header import SESSION_FORMAT_VERSION, SessionHeader
+from persistence.model.jsontext import is_number, js_dumps, js_dumps_str, js_number
+from persistence.model.repair import interrupted_turn_closers
 from persistence.open import open_store
+from persistence.raw_decode import (
+    LazyRows,
+    RawChunk,
+    RawDamage,
+    RawDecodeCancelled,
+    RawLines,
+    RawPiece,
+    decode_raw,
+    iter_raw,
+    render_rows,
+)
 from persistence.service import AbortSignal, SessionPersistence
 from persistence.session import Session
 from persistence.store import SessionForkError, SessionStore
@@ -35,12 +87,26 @@ from persistence.values import (
 from persistence.write_behind import SessionWriteBehind
 
 __all__ = [
+    "LISTING_HEADER_LIMIT_BYTES",
+    "READABLE_STATUSES",
     "SESSION_FORMAT_VERSION",
     "AbortSignal",
+    "ArtifactInfo",
     "CancelToken",
     "CoordinatedPersistence",
+    "CutFacts",
     "EventLog",
+    "HeaderCache",
     "JsonlSessionPersistence",
+    "LazyRows",
+    "ListedEntry",
+    "ListingCancelled",
+    "RawBytes",
+    "RawChunk",
+    "RawDamage",
+    "RawDecodeCancelled",
+    "RawLines",
+    "RawPiece",
     "ReadFromResult",
     "Session",
     "SessionAbortedError",
@@ -67,7 +133,35 @@ __all__ = [
     "SessionStore",
     "SessionUnreadableError",
     "SessionValidationError",
+    "SessionView",
     "SessionWriteBehind",
     "StorageBackend",
+    "TornFacts",
+    "compress_frame",
+    "copy_artifact_to",
+    "decode_frame",
+    "decode_raw",
+    "decode_segment",
+    "encode_segment",
+    "header_listing_problem",
+    "interrupted_turn_closers",
+    "is_number",
+    "iter_raw",
+    "js_dumps",
+    "js_dumps_str",
+    "js_number",
+    "jsonl_project_dirs",
+    "list_jsonl_project",
+    "list_jsonl_root",
+    "list_jsonl_root_links",
+    "list_jsonl_session_dir",
+    "not_found",
     "open_store",
+    "read_first_line",
+    "read_header_line",
+    "read_header_outcome",
+    "render_rows",
+    "revision_of",
+    "scan_frames",
+    "upstream_class_of",
 ]

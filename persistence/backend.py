@@ -13,7 +13,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from persistence.artifact import ArtifactInfo, RawBytes
 from persistence.errors import SessionAbortedError
+from persistence.listing import SESSION, ListedEntry
 
 
 class CancelToken:
@@ -26,14 +28,17 @@ class CancelToken:
         self.reason: Any = None
 
     def cancel(self, reason: Any = None) -> None:
+        """Ask the hook to stop at its next I/O boundary (``check`` raises from then on)."""
         self.reason = reason
         self._event.set()
 
     @property
     def cancelled(self) -> bool:
+        """Whether ``cancel`` was called."""
         return self._event.is_set()
 
     def check(self) -> None:
+        """Raise ``SessionAbortedError(reason)`` once cancelled."""
         if self._event.is_set():
             raise SessionAbortedError(self.reason)
 
@@ -47,10 +52,15 @@ class TornMarker:
 
     truncate_to: Any
     recovered: list[dict[str, Any]] = field(default_factory=list)
+    # Backend-private: what the read saw from ``truncate_to`` on (JSONL: the bytes; SQLite: the rows),
+    # so ``describe_cut`` need not read the log a second time.  None: ``describe_cut`` reads it.
+    evidence: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass(slots=True)
 class StoredLog:
+    """One read of a session's log as the backend found it (before the read pipeline checks it)."""
+
     meta: dict[str, Any]
     events: list[dict[str, Any]]
     revision: str
@@ -59,6 +69,7 @@ class StoredLog:
     location: dict[str, str] | None = None
     base_seq: int = 0  # first seq of ``events`` (a backend may return only a suffix)
     tail_mark: Any = None  # backend-private resume point, trusted only via ``trust_tail``
+    raw: RawBytes | None = None  # the artifact bytes this read parsed (JSONL whole reads); dropped unless asked for
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,20 +88,33 @@ class CutFacts:
 
 @dataclass(frozen=True, slots=True)
 class RawArtifact:
+    """What ``read_raw`` returns: the header, the artifact's file name and its text."""
+
     meta: dict[str, Any]
     filename: str
     content: str
 
 
 class StorageBackend(ABC):
+    """The synchronous hooks of one storage kind; the coordinator calls them on worker threads."""
+
     kind: str = "abstract"
     supports_raw_artifacts: bool = False
+    compression: str | None = None  # JSONL: "zstd" | "none"; None for stores without transcripts
+    read_only: bool = False  # a store opened for browsing (SQLite ``mode=ro``)
+
+    @property
+    def root_path(self) -> str:
+        """Where the store lives: a JSONL root directory or a SQLite database file."""
+        return ""
 
     @abstractmethod
-    def locate(self, meta: dict[str, Any]) -> dict[str, str] | None: ...
+    def locate(self, meta: dict[str, Any]) -> dict[str, str] | None:
+        """Where the session of ``meta`` is (or would be) stored, as ``{"kind", "path"}``; None when nowhere."""
 
     @abstractmethod
-    def load_stored(self, session_id: str, token: CancelToken) -> StoredLog | None: ...
+    def load_stored(self, session_id: str, token: CancelToken) -> StoredLog | None:
+        """The whole log (a torn tail as ``StoredLog.torn``); None when the session does not exist."""
 
     def load_suffix(self, session_id: str, from_seq: int, token: CancelToken) -> StoredLog | None:
         """Events from ``from_seq`` on (JSONL reads everything; SQLite seeks)."""
@@ -106,15 +130,18 @@ class StorageBackend(ABC):
         """``stored``'s events passed the read pipeline: a later suffix read may start where it ended."""
 
     @abstractmethod
-    def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None: ...
+    def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
+        """The session's opaque revision now (cheap: no decoding); None when it does not exist."""
 
     @abstractmethod
     def append_batch(self, meta: dict[str, Any], events: list[dict[str, Any]], materialized: bool,
-                     token: CancelToken, *, expected_next_seq: int) -> None: ...
+                     token: CancelToken, *, expected_next_seq: int) -> None:
+        """Durably append ``events`` (materializing the session first unless ``materialized``)."""
 
     @abstractmethod
     def commit_repair(self, meta: dict[str, Any], torn: TornMarker | None, closers: list[dict[str, Any]],
-                      token: CancelToken, *, expected_revision: str) -> None: ...
+                      token: CancelToken, *, expected_revision: str) -> None:
+        """Cut ``torn`` and append its recovered records plus ``closers``, pinned to ``expected_revision``."""
 
     def describe_cut(self, session_id: str, torn: TornMarker, next_seq: int, token: CancelToken) -> CutFacts:
         """What the repair of ``torn`` would cut (read only); backends without a cheap answer say nothing."""
@@ -140,15 +167,43 @@ class StorageBackend(ABC):
         raise SessionPersistenceError(f"the {self.kind} backend cannot restore backups")
 
     @abstractmethod
-    def list_headers(self, token: CancelToken) -> list[dict[str, Any]]: ...
+    def list_headers(self, token: CancelToken) -> list[dict[str, Any]]:
+        """Headers of the listable sessions in list order (upstream's ``list``)."""
 
     @abstractmethod
-    def list_snapshots(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]: ...
+    def list_snapshots(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
+        """(header, revision) of the listable sessions in list order."""
+
+    def list_entries(self, token: CancelToken) -> list[ListedEntry]:
+        """Every session and every bad entry as one row (lenient); by default the snapshots, all good."""
+        return [ListedEntry(SESSION, meta["id"], meta, revision) for meta, revision in self.list_snapshots(token)]
 
     def read_raw(self, session_id: str, token: CancelToken) -> RawArtifact | None:
+        """Upstream's ``readRaw``: the artifact's text (backends without byte artifacts refuse)."""
         from persistence.errors import SessionPersistenceError
 
         raise SessionPersistenceError("this session persistence backend does not expose raw artifacts")
 
+    def read_raw_bytes(self, session_id: str, offset: int, token: CancelToken) -> RawBytes | None:
+        """The artifact's bytes from ``offset`` on, read stably; None when the session has no byte artifact."""
+        return None
+
+    def read_artifact_bytes(self, path: str, offset: int, token: CancelToken) -> RawBytes | None:
+        """A listed artifact's bytes by path (rows no session id addresses); None without byte artifacts."""
+        return None
+
+    def artifact(self, session_id: str) -> ArtifactInfo | None:
+        """The file holding the session's bytes, stat'ed now; None when there is none (in memory, absent)."""
+        return None
+
+    def session_sizes(self, session_ids: list[str] | None, token: CancelToken) -> dict[str, tuple[int, int | None]]:
+        """session id -> (bytes, newest change in ms) for the listing's Size/Modified columns; {} by default."""
+        return {}
+
+    def integrity_check(self, token: CancelToken) -> str | None:
+        """The store's own structural check: None when sound, else what is wrong (JSONL has none: None)."""
+        return None
+
     def close(self) -> None:
+        """Release connections and files (called once, after every hook returned)."""
         return None

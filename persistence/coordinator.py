@@ -1,42 +1,55 @@
-"""Backend-neutral orchestration: per-id ordering, append rules, the read pipeline, repair commits.
+"""Backend-neutral orchestration: per-id ordering, the preparation cache, append rules, repair commits.
 
-``CoordinatedPersistence`` is the one implementation of ``SessionPersistence``; each
-backend supplies only its ``StorageBackend`` hooks.  Hooks are synchronous and run on
-worker threads; this facade keeps the event loop free and turns task cancellation or
-an ``AbortSignal`` into a token the hooks check between I/O steps.
+``CoordinatedPersistence`` is the one implementation of ``SessionPersistence``; each backend
+supplies only its ``StorageBackend`` hooks.  Hooks are synchronous and run on worker threads; this
+facade keeps the event loop free and turns task cancellation or an ``AbortSignal`` into a token the
+hooks check between I/O steps.
+
+What a read does lives in ``persistence.pipeline`` (prepare, read_from, read_tail, the one-pass
+diagnosis and view); live sessions are attached by ``persistence.live``.  This module decides when
+to read, what to cache, and when a repair is committed.
+
+May import: every engine module below it (backend, pipeline, live, values, errors, model); never Qt
+or ``app``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
+import builtins
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from persistence.backend import CancelToken, CutFacts, StorageBackend, StoredLog, TornMarker
+from persistence.artifact import ArtifactInfo, RawBytes
+from persistence.backend import CancelToken, StorageBackend
+from persistence.diagnosis import SessionDiagnosis, SessionView
 from persistence.errors import (
     SessionArgumentError,
     SessionConflictError,
-    SessionFormatUnsupportedError,
-    SessionNotFoundError,
-    SessionPersistenceCorruptionError,
     SessionPersistenceError,
     SessionValidationError,
-    js_error_string,
-    not_found,
-    upstream_class_of,
 )
-from persistence.gcpause import gc_paused
+from persistence.id_state import IdState
+from persistence.listing import ListedEntry
+from persistence.live import LiveEntry, LiveSessions
 from persistence.model.event import EventLog, SessionEvent, wire_of
 from persistence.model.header import SessionHeader
 from persistence.model.jsontext import NotLosslessError, is_nonneg_safe_integer, js_string, lossless_copy
-from persistence.model.repair import has_open_turn, has_turn_start, interrupted_turn_closers
-from persistence.model.upgrade import check_identity_and_version, legacy_refusal, normalize_events
-from persistence.model.validate import validate_header, validate_seed_events
+from persistence.model.upgrade import legacy_refusal
+from persistence.pipeline import (
+    DIAGNOSABLE_ERRORS,
+    PreparedSource,
+    diagnosis_of,
+    failure_diagnosis,
+    prepare_core,
+    read_from_core,
+    read_tail_core,
+    tail_start,
+    view_of,
+)
 from persistence.service import AbortSignal, EventLike, HeaderLike, SessionPersistence
 from persistence.values import (
     ReadFromResult,
@@ -45,81 +58,10 @@ from persistence.values import (
     SessionPersistenceSnapshot,
     SessionRawArtifact,
 )
-from persistence.write_behind import SessionWriteBehind
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 
-DEFAULT_PREPARED_CACHE_SIZE = 5
-
-
-@dataclass(slots=True)
-class _State:
-    meta: dict[str, Any]
-    cursor: int
-    materialized: bool
-    owner: Any = None  # the live Session bound to this id, if any
-
-
-@dataclass(slots=True)
-class _LiveEntry:
-    session: Any
-    writer: SessionWriteBehind
-    remove_observer: Callable[[], None] | None = None
-    # Settles when attach_live has persisted the seed/suffix (upstream's ``init``, §6.8.5):
-    # every flush of this entry waits for it and re-raises its failure.
-    init: asyncio.Future[None] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionDiagnosis:
-    """What a viewer needs to label one stored session, computed without writing anything.
-
-    status is one of ``ok``, ``open-turn`` (crashed mid-turn: closers would be appended),
-    ``torn-tail`` (a damaged tail would be cut), ``corrupt``, ``unsupported``, ``missing``, or
-    ``busy`` (a SQLite store locked by a writer: nothing can be judged now, nothing is wrong).
-    ``cut`` says what a repair of a torn tail would destroy; ``intact_after_damage`` > 0 means the
-    "torn tail" holds records that parse and continue past the kept ones, which is damage followed
-    by data, not a torn write: a repair must not cut them without explicit consent.
-    """
-
-    session_id: str
-    status: str
-    reason: str
-    event_count: int
-    closers: tuple[dict[str, Any], ...]
-    torn_offset: Any
-    recovered_count: int
-    revision: str | None
-    error_class: str | None = None
-    cut: CutFacts | None = None
-
-    @property
-    def repairable(self) -> bool:
-        return self.status in ("open-turn", "torn-tail")
-
-    @property
-    def intact_after_damage(self) -> int:
-        return 0 if self.cut is None else self.cut.intact_records
-
-
-@dataclass(slots=True)
-class PreparedSource:
-    """A cold log read, normalized and validated, with the repair it still needs."""
-
-    meta: dict[str, Any]
-    stored_events: list[dict[str, Any]]
-    closers: list[dict[str, Any]]
-    revision: str
-    torn: TornMarker | None
-
-    @property
-    def balanced(self) -> list[dict[str, Any]]:
-        return self.stored_events + self.closers if self.closers else self.stored_events
-
-    @property
-    def needs_repair(self) -> bool:
-        return self.torn is not None or bool(self.closers)
+DEFAULT_PREPARED_CACHE_SIZE = 5  # prepared sources (whole decoded logs) kept per instance, most recent first
 
 
 class SessionPreparation:
@@ -137,9 +79,11 @@ class SessionPreparation:
 
     @property
     def published(self) -> bool:
+        """Whether ``attach_live`` published the reserved Session (the reservation is consumed)."""
         return self._published
 
     def dispose(self) -> None:
+        """Release the reservation unless it was published (idempotent)."""
         if self._disposed:
             return
         self._disposed = True
@@ -155,130 +99,58 @@ class SessionPreparation:
         self.dispose()
 
 
-def _is_busy(err: BaseException) -> bool:
-    """A SQLite lock held by another connection: the store is in use, not damaged."""
-    text = str(err).lower()
-    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
-
-
-def _cwd_text(cwd: Any) -> str:
-    return "undefined" if cwd is None else str(cwd)
-
-
 def _header_dict(meta: HeaderLike) -> Any:
     if isinstance(meta, SessionHeader):
         return meta.to_json()
     return meta
 
 
-def prepare_core(backend: StorageBackend, session_id: str, token: CancelToken) -> PreparedSource:
-    """Read pipeline steps 1-8 for a cold log (persistence-contract §4)."""
-    with gc_paused():
-        return _prepare_core(backend, session_id, token)
-
-
-def _prepare_core(backend: StorageBackend, session_id: str, token: CancelToken) -> PreparedSource:
-    stored = backend.load_stored(session_id, token)
-    if stored is None:
-        raise not_found(session_id)
-    try:
-        check_identity_and_version(session_id, stored.meta, stored.raw_path, stored.location)
-        events = normalize_events(session_id, stored.events, stored.raw_path, stored.location)
-        closers = interrupted_turn_closers(events)
-        validate_header(stored.meta, session_id)
-        validate_seed_events(events + closers if closers else events)
-    except SessionFormatUnsupportedError:
-        raise
-    except (SessionPersistenceError, ValueError, TypeError, KeyError, AttributeError) as err:
-        raise SessionPersistenceCorruptionError(
-            f'stored session "{session_id}" failed validation: {js_error_string(err)}'
-        ) from err
-    backend.trust_tail(stored)
-    return PreparedSource(stored.meta, events, closers, stored.revision, stored.torn)
-
-
-def read_from_core(backend: StorageBackend, session_id: str, from_seq: int, token: CancelToken) -> ReadFromResult:
-    with gc_paused():
-        return _read_from_core(backend, session_id, from_seq, token)
-
-
-def _read_from_core(backend: StorageBackend, session_id: str, from_seq: int, token: CancelToken) -> ReadFromResult:
-    stored, events = _normalized_span(backend, session_id, backend.load_suffix(session_id, from_seq, token), token)
-    backend.trust_tail(stored)
-    start = max(0, from_seq - stored.base_seq)
-    return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events[start:]))
-
-
-def read_tail_core(backend: StorageBackend, session_id: str, min_events: int, token: CancelToken) -> ReadFromResult:
-    with gc_paused():
-        stored, events = _normalized_span(backend, session_id, backend.load_tail(session_id, min_events, token), token)
-        return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events))
-
-
-def _normalized_span(backend: StorageBackend, session_id: str, stored: StoredLog | None,
-                     token: CancelToken) -> tuple[StoredLog, list[dict[str, Any]]]:
-    """A partial read (suffix or tail) checked and normalized like ``read_from`` does (pipeline steps 1-3)."""
-    if stored is None:
-        raise not_found(session_id)
-    check_identity_and_version(session_id, stored.meta, stored.raw_path, stored.location)
-    if stored.base_seq > 0 and any(_needs_earlier_facts(ev) for ev in stored.events):
-        # Legacy upgrades of these shapes borrow ids from earlier events: read the whole log (§2.8).
-        full = backend.load_stored(session_id, token)
-        if full is None:
-            raise not_found(session_id)
-        stored = full
-    return stored, normalize_events(session_id, stored.events, stored.raw_path, stored.location)
-
-
-def _tail_start(records: Any, min_events: int) -> int:
-    """Where a tail of at least ``min_events`` records that holds a ``turn/start`` begins."""
-    start = max(0, len(records) - min_events)
-    if has_turn_start(records, start):
-        return start
-    for i in range(start - 1, -1, -1):
-        if records[i].get("type") == "turn/start":
-            return i
-    return 0
-
-
-def _needs_earlier_facts(ev: Any) -> bool:
-    if type(ev) is not dict:
-        return False
-    etype = ev.get("type")
-    data = ev.get("data")
-    if etype == "steering/message":
-        return True
-    if not isinstance(data, dict):
-        return False
-    if etype == "user/message":
-        return "id" not in data and "content" in data
-    if etype in ("assistant/message", "tool/result"):
-        return "message" not in data and ("content" in data or "callId" in data)
-    return False
-
-
 class CoordinatedPersistence(SessionPersistence):
+    """The session service over one ``StorageBackend``: every read, write, repair and listing of a store."""
+
     def __init__(self, backend: StorageBackend, *, prepared_session_cache_size: int = DEFAULT_PREPARED_CACHE_SIZE) -> None:
         if prepared_session_cache_size is None:
             prepared_session_cache_size = DEFAULT_PREPARED_CACHE_SIZE
         if not (is_nonneg_safe_integer(prepared_session_cache_size) and prepared_session_cache_size >= 1):
             raise SessionArgumentError("preparedSessionCacheSize must be a positive safe integer")
         self._backend = backend
-        self._states: dict[str, _State] = {}
+        self._states: dict[str, IdState] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._lock_users: dict[str, int] = {}
         self._cache: OrderedDict[str, PreparedSource] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._cache_size = int(prepared_session_cache_size)
-        self._live: dict[str, _LiveEntry] = {}
+        self._live_sessions = LiveSessions(self)
+        self._live: dict[str, LiveEntry] = self._live_sessions.entries
         self._reserved: dict[str, str] = {}  # id -> "committing" | "reserved"
         self._reservation_events: dict[str, asyncio.Event] = {}
-        self.write_batch_max_delay_ms = 200
+        self.write_batch_max_delay_ms = 200  # write-behind window of attached live sessions, in milliseconds
         self.on_background_error: Callable[[str, BaseException], None] | None = None
 
     @property
     def backend(self) -> StorageBackend:
+        """The storage hooks (engine-internal; callers outside the engine use the public methods)."""
         return self._backend
+
+    @property
+    def kind(self) -> str:
+        """The storage kind: ``"jsonl"`` or ``"sqlite"``."""
+        return self._backend.kind
+
+    @property
+    def root_path(self) -> str:
+        """Where the store lives: the JSONL root directory or the SQLite database file."""
+        return self._backend.root_path
+
+    @property
+    def compression(self) -> str | None:
+        """JSONL: the transcripts' encoding (``"zstd"`` or ``"none"``); None for SQLite."""
+        return self._backend.compression
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened for browsing only (SQLite ``read_only=True``; JSONL reads never write)."""
+        return self._backend.read_only
 
     # ------------------------------------------------------------ plumbing
 
@@ -356,23 +228,70 @@ class CoordinatedPersistence(SessionPersistence):
                 self._cache.move_to_end(session_id)
         return source
 
+    def _cached_or_prepared(self, session_id: str, token: CancelToken) -> PreparedSource:
+        return self._cached_fresh(session_id, token) or prepare_core(self._backend, session_id, token)
+
+    async def _balanced_source(self, session_id: str, signal: AbortSignal | None = None, *,
+                               settled: bool = True) -> PreparedSource:
+        """Prepare the cold log; while it needs a repair, commit that repair and prepare it again.
+
+        ``settled`` (``load``, ``prepare``): start from the cached source when it is still fresh, and
+        accept a result only while the stored revision still equals the one it was read at (a writer
+        that moved the log meanwhile means another round), because the caller caches it and bases an
+        append cursor on it.  An append's adoption passes False (contract §6.6.2): it reads afresh and
+        needs no confirmation, since the backend's own tail check refuses an append to a moved log.
+        Only the read is abortable by ``signal``; a repair commit is never left half-done.
+        """
+        while True:
+            if settled:
+                source = await self._run(lambda t: self._cached_or_prepared(session_id, t), signal)
+            else:
+                source = await self._run(lambda t: prepare_core(self._backend, session_id, t), signal)
+            if source.needs_repair:
+                await self._commit_repair(session_id, source)
+                continue
+            if settled:
+                current = await self._run(lambda t: self._backend.read_stored_revision(session_id, t))
+                if current != source.revision:
+                    self._cache_drop(session_id)
+                    continue
+            return source
+
+    async def _commit_repair(self, session_id: str, source: PreparedSource) -> bool:
+        """Commit closers/torn cut if the stored revision still matches; False when it moved."""
+
+        def commit(t: CancelToken) -> bool:
+            if self._backend.read_stored_revision(session_id, t) != source.revision:
+                return False
+            self._backend.commit_repair(source.meta, source.torn, source.closers, t,
+                                        expected_revision=source.revision)
+            return True
+
+        committed = await self._run(commit)
+        self._cache_drop(session_id)
+        return committed
+
     # ------------------------------------------------------------ service
 
     def locate(self, meta: HeaderLike) -> SessionLocation | None:
+        """Where the session ``meta`` describes is stored (JSONL: its transcript path; SQLite: None)."""
         loc = self._backend.locate(_header_dict(meta))
         return None if loc is None else SessionLocation(loc["kind"], loc["path"])
 
     @property
     def supports_raw_artifacts(self) -> bool:
+        """Whether ``read_raw`` can return an artifact's text (JSONL yes, SQLite no)."""
         return self._backend.supports_raw_artifacts
 
     async def read_raw(self, session_id: str, signal: AbortSignal | None = None) -> SessionRawArtifact | None:
+        """Upstream's ``readRaw``: the artifact's text, strict about its header; None when absent."""
         raw = await self._run(lambda t: self._backend.read_raw(session_id, t), signal)
         if raw is None:
             return None
         return SessionRawArtifact(SessionHeader.from_json(raw.meta), raw.filename, raw.content)
 
     async def create(self, meta: HeaderLike) -> None:
+        """Reserve a new session id with its header (written with the first append)."""
         try:
             header = lossless_copy(_header_dict(meta))
         except NotLosslessError:
@@ -393,9 +312,10 @@ class CoordinatedPersistence(SessionPersistence):
                 raise SessionConflictError(
                     f'session "{session_id}" already has a persisted log on disk; load/resume it instead of creating'
                 )
-            self._states[session_id] = _State(header, 0, False)
+            self._states[session_id] = IdState(header, 0, False)
 
     async def append(self, session_id: str, events: Sequence[EventLike]) -> None:
+        """Durably append a batch whose seqs continue the log (an unseen log is repaired first)."""
         try:
             batch = lossless_copy([wire_of(e) if isinstance(e, SessionEvent) else e for e in events])
         except NotLosslessError:
@@ -405,7 +325,7 @@ class CoordinatedPersistence(SessionPersistence):
         async with self._lock(session_id):
             await self._append_locked(session_id, batch)
 
-    async def _append_locked(self, session_id: str, batch: list[dict[str, Any]]) -> None:
+    async def _append_locked(self, session_id: str, batch: builtins.list[dict[str, Any]]) -> None:
         """Append on the id's chain (the caller holds the id lock)."""
         for ev in batch:
             refusal = legacy_refusal(session_id, ev)
@@ -436,51 +356,26 @@ class CoordinatedPersistence(SessionPersistence):
         state.cursor += len(batch)
         self._cache_drop(session_id)
 
-    async def _adopt(self, session_id: str) -> _State:
+    async def _adopt(self, session_id: str) -> IdState:
         """Append to a session this instance has not seen: repair it first (contract §6.6.2)."""
-        while True:
-            source = await self._run(lambda t: prepare_core(self._backend, session_id, t))
-            if not source.needs_repair:
-                state = _State(source.meta, len(source.stored_events), True)
-                self._states[session_id] = state
-                return state
-            await self._commit_repair(session_id, source)
-
-    async def _commit_repair(self, session_id: str, source: PreparedSource) -> bool:
-        """Commit closers/torn cut if the stored revision still matches; False when it moved."""
-
-        def commit(t: CancelToken) -> bool:
-            if self._backend.read_stored_revision(session_id, t) != source.revision:
-                return False
-            self._backend.commit_repair(source.meta, source.torn, source.closers, t,
-                                        expected_revision=source.revision)
-            return True
-
-        committed = await self._run(commit)
-        self._cache_drop(session_id)
-        return committed
+        source = await self._balanced_source(session_id, settled=False)
+        state = IdState(source.meta, len(source.stored_events), True)
+        self._states[session_id] = state
+        return state
 
     async def load(self, session_id: str) -> SessionInspection:
+        """The balanced session, committing a pending crash repair first (upstream's ``load``)."""
         live = self._live.get(session_id)
         if live is not None:
-            return await self._load_live(session_id, live)
+            return await self._live_sessions.load(session_id, live)
         async with self._lock(session_id):
-            while True:
-                source = await self._run(
-                    lambda t: self._cached_fresh(session_id, t) or prepare_core(self._backend, session_id, t)
-                )
-                if source.needs_repair:
-                    await self._commit_repair(session_id, source)
-                    continue
-                current = await self._run(lambda t: self._backend.read_stored_revision(session_id, t))
-                if current != source.revision:
-                    self._cache_drop(session_id)
-                    continue
-                self._cache_put(session_id, source)
-                self._states[session_id] = _State(source.meta, len(source.stored_events), True)
-                return SessionInspection(SessionHeader.from_json(source.meta), EventLog(source.balanced))
+            source = await self._balanced_source(session_id)
+            self._cache_put(session_id, source)
+            self._states[session_id] = IdState(source.meta, len(source.stored_events), True)
+            return SessionInspection(SessionHeader.from_json(source.meta), EventLog(source.balanced))
 
     async def inspect(self, session_id: str, signal: AbortSignal | None = None) -> SessionInspection:
+        """The session with in-memory crash closers, never writing (a live session: its snapshot)."""
         if signal is not None:
             signal.throw_if_aborted()
         live = self._live.get(session_id)
@@ -488,14 +383,12 @@ class CoordinatedPersistence(SessionPersistence):
             # The live Session is the authority: its current snapshot, no flush, no storage access.
             return SessionInspection(live.session.header, live.session.events)
         async with self._lock(session_id):
-            def work(t: CancelToken) -> PreparedSource:
-                return self._cached_fresh(session_id, t) or prepare_core(self._backend, session_id, t)
-
-            source = await self._run(work, signal)
+            source = await self._run(lambda t: self._cached_or_prepared(session_id, t), signal)
             self._cache_put(session_id, source)
             return SessionInspection(SessionHeader.from_json(source.meta), EventLog(source.balanced))
 
     async def read_from(self, session_id: str, from_seq: int, signal: AbortSignal | None = None) -> ReadFromResult:
+        """The stored events from ``from_seq`` on (no closers, never writes; JSONL decodes only new bytes)."""
         if not is_nonneg_safe_integer(from_seq):
             raise SessionArgumentError(f"readFrom fromSeq must be a non-negative safe integer, got {js_string(from_seq)}")
         seq = int(from_seq)
@@ -515,24 +408,24 @@ class CoordinatedPersistence(SessionPersistence):
         live = self._live.get(session_id)
         if live is not None:
             records = live.session.events.records()
-            start = _tail_start(records, int(min_events))
-            return ReadFromResult(live.session.header, EventLog(list(records[start:])))
+            start = tail_start(records, int(min_events))
+            return ReadFromResult(live.session.header, EventLog(builtins.list(records[start:])))
         async with self._lock(session_id):
             return await self._run(lambda t: read_tail_core(self._backend, session_id, int(min_events), t), signal)
 
-    async def list(self, signal: AbortSignal | None = None) -> list[SessionHeader]:
+    async def list(self, signal: AbortSignal | None = None) -> builtins.list[SessionHeader]:
         """Headers of the stored sessions, in the backend's list order.
 
         One bad session never hides the others: a header the engine cannot represent (a number
         outside JSON's range, ``SessionHeader.from_listing``) is skipped here, and the JSONL backend
-        skips unreadable and symlinked entries (``persistence.jsonl.discovery``).  ``verify`` and the
-        window show each skipped one as its own bad row.  What the spec makes a root-level error
-        (foreign layout, duplicate ids, SQLite's all-or-nothing row check) still raises.
+        skips unreadable and symlinked entries (``persistence.jsonl.discovery``).  ``list_entries``
+        (``verify``, the window) shows each skipped one as its own bad row.  What the spec makes a
+        root-level error (foreign layout, duplicate ids, SQLite's all-or-nothing row check) still raises.
         """
         metas = await self._run(self._backend.list_headers, signal)
         return [h for h in map(SessionHeader.from_listing, metas) if h is not None]
 
-    async def list_snapshots(self, signal: AbortSignal | None = None) -> list[SessionPersistenceSnapshot]:
+    async def list_snapshots(self, signal: AbortSignal | None = None) -> builtins.list[SessionPersistenceSnapshot]:
         """``list()`` with each session's opaque revision (same skipping rules)."""
         rows = await self._run(self._backend.list_snapshots, signal)
         out = []
@@ -541,6 +434,129 @@ class CoordinatedPersistence(SessionPersistence):
             if header is not None:
                 out.append(SessionPersistenceSnapshot(header, r))
         return out
+
+    # ------------------------------------------------------------ what a viewer, verify and repair read
+
+    async def list_entries(self, signal: AbortSignal | None = None) -> builtins.list[ListedEntry]:
+        """Every session and every bad entry as one ``ListedEntry`` (lenient: one bad row never fails the rest).
+
+        JSONL: the engine's one root walk (both encodings' transcripts, unreadable and symlinked
+        entries, flat files, unlistable headers).  SQLite: every ``sessions`` row, a row that fails
+        validation as a bad row.  A store that cannot be listed at all (a root the OS refuses, a file
+        that is not a store) still raises: that is a bad store, not a bad session.
+        """
+        return await self._run(self._backend.list_entries, signal)
+
+    async def diagnose(self, session_id: str, signal: AbortSignal | None = None) -> SessionDiagnosis:
+        """Classify a stored session (never writes; the same read and verdict as ``view``)."""
+        async with self._lock(session_id):
+            diagnosis, _source, _raw = await self._run(lambda t: self._examine(session_id, t, False), signal)
+            return diagnosis
+
+    async def view(self, session_id: str, signal: AbortSignal | None = None, *, raw: bool = False) -> SessionView:
+        """One read of a stored session: verdict, header, stored events, closers, torn facts, revision.
+
+        Never writes.  The verdict is ``diagnose``'s (a failure is a value: ``view.status`` is
+        ``corrupt``, ``unsupported``, ``missing`` or ``busy`` and the events are empty), and
+        ``view.events`` equals ``inspect``'s.  A live session of this instance is read from storage,
+        as ``diagnose`` reads it.  ``raw=True`` also returns the transcript bytes this very read
+        parsed (JSONL; None for SQLite or when the read failed), so a viewer reads the log once; it
+        always reads the log (a cached read has no bytes).
+        """
+        async with self._lock(session_id):
+            diagnosis, source, raw_bytes = await self._run(lambda t: self._examine(session_id, t, raw), signal)
+            return view_of(diagnosis, source, raw_bytes)
+
+    def _examine(self, session_id: str, t: CancelToken,
+                 keep_raw: bool) -> tuple[SessionDiagnosis, PreparedSource | None, RawBytes | None]:
+        """The one read behind ``diagnose`` and ``view``: (verdict, prepared source or None, raw bytes or None)."""
+        try:
+            if keep_raw:
+                source = prepare_core(self._backend, session_id, t, keep_raw=True)
+            else:
+                source = self._cached_or_prepared(session_id, t)
+        except DIAGNOSABLE_ERRORS as err:
+            return failure_diagnosis(session_id, err), None, None
+        raw, source.raw = source.raw, None  # a cached source never pins the bytes of a read
+        self._cache_put(session_id, source)
+        return diagnosis_of(self._backend, session_id, source, t), source, raw
+
+    async def read_raw_bytes(self, session_id: str, *, offset: int = 0,
+                             signal: AbortSignal | None = None) -> RawBytes | None:
+        """The transcript's bytes from ``offset`` on, read while the file did not change (never parsed).
+
+        For ``persistence.raw_decode``: a viewer shows every byte that decodes, even of a log the
+        engine refuses (no root preflight: a root ``list()`` refuses still shows its bytes).  None when
+        the session has no transcript (absent, or a SQLite store, whose sessions are rows: render
+        ``view(...).stored`` with ``render_rows``).  A listed row no id addresses (a flat file, the
+        other encoding's transcript) is read by its path with ``read_artifact_bytes``.
+        """
+        if not is_nonneg_safe_integer(offset):
+            raise SessionArgumentError(f"readRawBytes offset must be a non-negative safe integer, got {js_string(offset)}")
+        return await self._run(lambda t: self._backend.read_raw_bytes(session_id, int(offset), t), signal)
+
+    async def read_artifact_bytes(self, path: str, *, offset: int = 0,
+                                  signal: AbortSignal | None = None) -> RawBytes | None:
+        """A listed transcript's bytes by path (``ListedEntry.path``), from ``offset`` on, read stably.
+
+        For the rows ``read_raw_bytes`` cannot address by id: a flat file, the other encoding's
+        transcript of a mixed root, a transcript whose header cannot be read.  JSONL refuses a path
+        outside the root or through a link below it (``SessionLayoutError``); SQLite returns None.
+        """
+        if not is_nonneg_safe_integer(offset):
+            raise SessionArgumentError(f"readArtifactBytes offset must be a non-negative safe integer, got {js_string(offset)}")
+        return await self._run(lambda t: self._backend.read_artifact_bytes(path, int(offset), t), signal)
+
+    def artifact(self, session_id: str) -> ArtifactInfo | None:
+        """The file holding the session's bytes, stat'ed now (a few system calls; no log is parsed).
+
+        JSONL: its transcript (None when the session has none).  SQLite: the database file, with the
+        session's event-data bytes (None for an in-memory store).  A JSONL layout problem (a symlinked
+        session folder) raises its ``SessionPersistenceError`` as a read would.
+        """
+        return self._backend.artifact(session_id)
+
+    async def session_sizes(self, session_ids: builtins.list[str] | None = None,
+                            signal: AbortSignal | None = None) -> dict[str, tuple[int, int | None]]:
+        """session id -> (bytes, newest change in ms) for a listing's Size and Modified columns.
+
+        JSONL: the transcript's size and mtime.  SQLite (a session has no file of its own): the bytes
+        of its events' data and the time of its newest event, on a read-only connection (an asked-for id
+        without event rows measures ``(0, None)``).  Every listed session when ``session_ids`` is None;
+        a JSONL id without a transcript, or a store that cannot be read that way, is simply absent.
+        """
+        ids = None if session_ids is None else builtins.list(session_ids)
+        return await self._run(lambda t: self._backend.session_sizes(ids, t), signal)
+
+    async def integrity_check(self, signal: AbortSignal | None = None) -> str | None:
+        """The store's structural self-check before a repair: None when sound, else what is wrong.
+
+        SQLite: ``PRAGMA quick_check`` on a read-only connection (a busy store counts as sound: the
+        liveness guard reports it).  JSONL has no such check: None.
+        """
+        return await self._run(self._backend.integrity_check, signal)
+
+    @asynccontextmanager
+    async def read_only_twin(self) -> AsyncIterator[CoordinatedPersistence]:
+        """The store a write-nothing action (preview, dry run, verify) reads through; closed afterwards.
+
+        SQLite: a ``read_only`` store on the same file.  A writable connection checkpoints a leftover
+        ``-wal`` into the database file when it closes, so reading through it would rewrite a crashed
+        database's bytes; a read-only connection never does.  JSONL (reads never write), an in-memory
+        or an already read-only store: this store itself.
+        """
+        twin = self._open_read_only_twin()
+        if twin is None:
+            yield self
+            return
+        try:
+            yield twin
+        finally:
+            await twin.close()
+
+    def _open_read_only_twin(self) -> CoordinatedPersistence | None:
+        """A new read-only store on the same storage, or None when this store already writes nothing."""
+        return None
 
     # ------------------------------------------------------------ preparation (cold -> unpublished Session)
 
@@ -567,10 +583,16 @@ class CoordinatedPersistence(SessionPersistence):
             await event.wait()
             return
         aborted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        remove = signal.add_listener(lambda _r: aborted.done() or aborted.set_result(None))
+
+        def on_abort(_reason: Any) -> None:
+            if not aborted.done():
+                aborted.set_result(None)
+
+        remove = signal.add_listener(on_abort)
         waiter = asyncio.ensure_future(event.wait())
+        either: set[asyncio.Future[Any]] = {waiter, aborted}
         try:
-            await asyncio.wait({waiter, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             remove()
             waiter.cancel()
@@ -588,22 +610,11 @@ class CoordinatedPersistence(SessionPersistence):
                 return None
             self._reserved[session_id] = "committing"
             try:
-                while True:
-                    source = await self._run(
-                        lambda t: self._cached_fresh(session_id, t) or prepare_core(self._backend, session_id, t), signal
-                    )
-                    if source.needs_repair:
-                        await self._commit_repair(session_id, source)
-                        continue
-                    current = await self._run(lambda t: self._backend.read_stored_revision(session_id, t))
-                    if current != source.revision:
-                        self._cache_drop(session_id)
-                        continue
-                    break
+                source = await self._balanced_source(session_id, signal)
                 state = self._states.get(session_id)
                 if state is not None and state.owner is not None:
                     raise SessionConflictError(f'session "{session_id}" already has a live persistence owner')
-                self._states[session_id] = _State(source.meta, len(source.stored_events), True)
+                self._states[session_id] = IdState(source.meta, len(source.stored_events), True)
                 self._cache_drop(session_id)
                 session = Session(source.meta, source.stored_events, restore=True)
             except BaseException:
@@ -623,222 +634,29 @@ class CoordinatedPersistence(SessionPersistence):
 
         return SessionPreparation(self, session, source.meta, release)
 
-    # ------------------------------------------------------------ live sessions
+    # ------------------------------------------------------------ live sessions (persistence.live)
 
     def is_live(self, session_id: str) -> bool:
+        """Whether a live Session is attached to ``session_id`` on this instance."""
         return session_id in self._live
 
     def live_session(self, session_id: str) -> Any:
-        entry = self._live.get(session_id)
-        return None if entry is None else entry.session
+        """The live Session attached to ``session_id``, or None."""
+        return self._live_sessions.session(session_id)
 
     async def attach_live(self, session: Any, *, preparation: SessionPreparation | None = None) -> None:
         """Bind a live Session to its log: persist its seed/suffix, then every append via write-behind."""
-        session_id = session.id
-        if session_id in self._live:
-            raise SessionConflictError(f'session "{session_id}" is already bound to a different live session in this '
-                                       "backend (id collision)")
-        if preparation is not None:
-            if preparation.session is not session or self._reserved.get(session_id) != "reserved":
-                raise SessionConflictError(f'session "{session_id}" preparation is no longer reserved')
-        elif session_id in self._reserved:
-            raise SessionConflictError(f'cannot publish session "{session_id}": persisted state already owns this identity')
-        writer = SessionWriteBehind(
-            lambda batch: self._write_live(session_id, batch),
-            max_delay_ms=self.write_batch_max_delay_ms,
-            report_background_failure=lambda err: self._report_background(session_id, err),
-        )
-        init: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        # A failed init is re-raised by every flush that awaits it; none may be waiting.
-        init.add_done_callback(lambda f: f.cancelled() or f.exception())
-        entry = _LiveEntry(session, writer, init=init)
-        self._live[session_id] = entry
-        # Observe before the first await: appends made while the seed is written are queued,
-        # and the writer skips whatever the seed write already persisted (seq < cursor).
-        entry.remove_observer = session.add_observer(lambda _s, ev: writer.enqueue(ev.wire))
-        claimed = False
-        try:
-            async with self._lock(session_id):
-                state = self._states.get(session_id)
-                if preparation is not None:
-                    if state is None or state.owner is not None or state.cursor != session.first_live_seq:
-                        raise SessionConflictError(
-                            f'session "{session_id}" preparation no longer matches its persistence state'
-                        )
-                    self._unreserve(session_id)
-                    preparation._published = True
-                    state.owner = session
-                elif state is not None and state.owner is None:
-                    # Ownerless state left by this instance's public create/load/append: a live
-                    # Session may claim it when it continues exactly that log at the same cwd
-                    # (§6.8.3 case 1, R-28/R-37..R-44).  The durable header is kept.
-                    await self._check_claim(session_id, session, state)
-                    state.owner = session
-                    claimed = True
-                else:
-                    if state is not None:
-                        raise SessionConflictError(
-                            f'session "{session_id}" already has a persisted log on disk that does not match this live '
-                            "session (id collision)"
-                        )
-                    stored_rev = await self._run(lambda t: self._backend.read_stored_revision(session_id, t))
-                    if stored_rev is not None:
-                        raise SessionConflictError(
-                            f'session "{session_id}" already has a persisted log on disk that does not match this '
-                            "live session (id collision)"
-                        )
-                    state = _State(lossless_copy(session.raw_header), 0, False, session)
-                    self._states[session_id] = state
-                suffix = session.records()[state.cursor:]
-                if suffix:
-                    await self._append_locked(session_id, lossless_copy(suffix))
-        except BaseException as err:
-            entry.remove_observer()
-            self._live.pop(session_id, None)
-            # The Session was not published: its queued live events must never be written
-            # later by an orphaned timer (they could land in another session with this id).
-            writer.cancel_automatic_wait()
-            writer.pending.clear()
-            st = self._states.get(session_id)
-            if st is not None and st.owner is session:
-                if claimed or preparation is not None or st.materialized:
-                    # The durable state is still accurate (a batch is all-or-nothing): release
-                    # ownership so a later resume/claim is not refused as "live owner".
-                    st.owner = None
-                else:
-                    self._states.pop(session_id, None)
-            if isinstance(err, asyncio.CancelledError):
-                init.cancel()
-            else:
-                init.set_exception(err)
-            raise
-        init.set_result(None)
-
-    async def _check_claim(self, session_id: str, session: Any, state: _State) -> None:
-        """Refuse a claim of ownerless state whose cwd or stored prefix the live log does not reproduce."""
-        live_cwd = session.raw_header.get("cwd")
-        stored_cwd = state.meta.get("cwd")
-        if live_cwd != stored_cwd:
-            raise SessionConflictError(
-                f'session "{session_id}" is already persisted at a different cwd (persisted: {_cwd_text(stored_cwd)}, '
-                f"live: {_cwd_text(live_cwd)}) (id collision)"
-            )
-        cursor = state.cursor
-        if cursor == 0:
-            return
-        records = session.records()
-        if len(records) >= cursor:
-            stored = await self._run(lambda t: self._backend.load_stored(session_id, t))
-            if stored is not None:
-                events = normalize_events(session_id, stored.events, stored.raw_path, stored.location)
-                if len(events) >= cursor and events[:cursor] == records[:cursor]:
-                    return
-        raise SessionConflictError(
-            f'session "{session_id}" is already persisted with {cursor} event(s) that do not match this live session '
-            "(id collision)"
-        )
-
-    async def _write_live(self, session_id: str, batch: list[dict[str, Any]]) -> None:
-        async with self._lock(session_id):
-            state = self._states.get(session_id)
-            cursor = state.cursor if state is not None else 0
-            fresh = [ev for ev in batch if ev["seq"] >= cursor]
-            if fresh:
-                await self._append_locked(session_id, fresh)
-
-    def _report_background(self, session_id: str, err: BaseException) -> None:
-        log.warning('%s: background write for session "%s" failed (buffered events retained): %s',
-                    self._backend.kind, session_id, err)
-        if self.on_background_error is not None:
-            try:
-                self.on_background_error(session_id, err)
-            except Exception:
-                log.exception("on_error callback failed")
+        await self._live_sessions.attach(session, preparation)
 
     async def flush_live(self, session_id: str) -> None:
-        entry = self._live.get(session_id)
-        if entry is None:
-            return
-        entry.writer.cancel_automatic_wait()
-        await self._initialized(entry)
-        await entry.writer.flush()
-
-    @staticmethod
-    async def _initialized(entry: _LiveEntry) -> None:
-        """Wait until attach_live persisted the seed (a flush must not report an unwritten seed as durable)."""
-        if entry.init is not None:
-            await asyncio.shield(entry.init)
-            # an event admitted meanwhile may have re-armed the window; the barrier writes it
-            entry.writer.cancel_automatic_wait()
+        """Write everything a live session buffered; no-op for an id that is not live."""
+        await self._live_sessions.flush(session_id)
 
     async def retire_live(self, session_id: str) -> None:
         """Drain a live session and release its ownership (live -> cold)."""
-        entry = self._live.get(session_id)
-        if entry is None:
-            return
-        await self._initialized(entry)
-        await entry.writer.flush()
-        if entry.remove_observer is not None:
-            entry.remove_observer()
-        async with self._lock(session_id):
-            self._live.pop(session_id, None)
-            state = self._states.get(session_id)
-            if state is not None and state.owner is entry.session:
-                del self._states[session_id]
-        self._cache_drop(session_id)
+        await self._live_sessions.retire(session_id)
 
-    async def _load_live(self, session_id: str, entry: _LiveEntry) -> SessionInspection:
-        snapshot = entry.session.events  # linearization point: before the flush
-        await self.flush_live(session_id)
-        if len(snapshot) == 0:
-            raise not_found(session_id)
-        if has_open_turn(snapshot.records()):
-            raise SessionConflictError(
-                f'cannot load session "{session_id}" while its live turn is open; use the live Session or wait for '
-                "the turn to close"
-            )
-        state = self._states.get(session_id)
-        meta = state.meta if state is not None else entry.session.raw_header
-        return SessionInspection(SessionHeader.from_json(meta), snapshot)
-
-    async def diagnose(self, session_id: str, signal: AbortSignal | None = None) -> SessionDiagnosis:
-        """Classify a stored session (never writes; uses the same pipeline as ``inspect``)."""
-        async with self._lock(session_id):
-            return await self._run(lambda t: self._diagnose_core(session_id, t), signal)
-
-    def _diagnose_core(self, session_id: str, t: CancelToken) -> SessionDiagnosis:
-        try:
-            source = self._cached_fresh(session_id, t) or prepare_core(self._backend, session_id, t)
-        except SessionFormatUnsupportedError as err:
-            return SessionDiagnosis(session_id, "unsupported", str(err), 0, (), None, 0, None, err.upstream_class)
-        except SessionNotFoundError as err:
-            return SessionDiagnosis(session_id, "missing", str(err), 0, (), None, 0, None, err.upstream_class)
-        except (SessionPersistenceError, OSError) as err:
-            status = "busy" if _is_busy(err) else "corrupt"
-            reason = f"the store is busy, not damaged: {err}" if status == "busy" else str(err)
-            return SessionDiagnosis(session_id, status, reason, 0, (), None, 0, None, upstream_class_of(err))
-        self._cache_put(session_id, source)
-        torn = source.torn
-        cut = None
-        if torn is not None:
-            status = "torn-tail"
-            cut = self._backend.describe_cut(session_id, torn, len(source.stored_events), t)
-            reason = f"damaged tail after byte/row {torn.truncate_to} will be cut"
-            if torn.recovered:
-                reason += f"; {len(torn.recovered)} complete record(s) recovered from it"
-            if cut.intact_records:
-                reason += (f"; {cut.intact_records} intact record(s) after the damage (from seq {cut.first_intact_seq}) "
-                           "would be cut with it: this is damage followed by data, not a torn write")
-            if source.closers:
-                reason += f"; the open turn gets {len(source.closers)} synthetic closer(s)"
-        elif source.closers:
-            status = "open-turn"
-            reason = f"interrupted turn: {len(source.closers)} synthetic closer(s) would be appended"
-        else:
-            status, reason = "ok", "balanced log"
-        return SessionDiagnosis(session_id, status, reason, len(source.balanced), tuple(source.closers),
-                                None if torn is None else torn.truncate_to,
-                                0 if torn is None else len(torn.recovered), source.revision, cut=cut)
+    # ------------------------------------------------------------ repair and backups
 
     async def repair(self, session_id: str, *, expected_revision: str) -> str:
         """Commit the crash repair a diagnosis previewed, once, pinned to ``expected_revision``.
@@ -869,7 +687,7 @@ class CoordinatedPersistence(SessionPersistence):
                 self._cache_drop(session_id)
                 self._states.pop(session_id, None)
 
-    async def backup_candidates(self, signal: AbortSignal | None = None) -> list[tuple[str, str]]:
+    async def backup_candidates(self, signal: AbortSignal | None = None) -> builtins.list[tuple[str, str]]:
         """(session id, path) of every repair backup in the store, found without listing sessions
         (a root whose ``list`` fails still has its backups found)."""
         return await self._run(self._backend.backup_candidates, signal)
@@ -922,21 +740,35 @@ class CoordinatedPersistence(SessionPersistence):
                 self._states.pop(session_id, None)
 
     async def read_stored_revision(self, session_id: str, signal: AbortSignal | None = None) -> str | None:
+        """The session's opaque revision now (cheap; None when it is not stored)."""
         return await self._run(lambda t: self._backend.read_stored_revision(session_id, t), signal)
 
     async def close(self) -> None:
         """Drain every live session, then close the backend (a drain failure is raised first)."""
-        failures: list[BaseException] = []
-        for session_id in list(self._live):
+        failures: builtins.list[BaseException] = []
+        for session_id in builtins.list(self._live):
             try:
                 await self.retire_live(session_id)
             except Exception as err:
                 failures.append(err)
         # Teardown also waits for work still running on any id (a public append, a retirement
         # or a load): close must be the very last step (§6.9, S-44/S-45).
-        for session_id in list(self._locks):
+        for session_id in builtins.list(self._locks):
             async with self._lock(session_id):
                 pass
         await asyncio.get_running_loop().run_in_executor(None, self._backend.close)
         if failures:
             raise SessionPersistenceError(f"{self._backend.kind} dispose failed: " + "; ".join(map(str, failures)))
+
+
+__all__ = [
+    "DEFAULT_PREPARED_CACHE_SIZE",
+    "CoordinatedPersistence",
+    "PreparedSource",
+    "SessionDiagnosis",
+    "SessionPreparation",
+    "SessionView",
+    "prepare_core",
+    "read_from_core",
+    "read_tail_core",
+]

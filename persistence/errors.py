@@ -109,6 +109,7 @@ def upstream_class_of(error: BaseException) -> str:
 
 
 def js_error_string(error: BaseException) -> str:
+    """JS ``String(error)`` of an engine or OS error, as upstream's messages embed it."""
     if isinstance(error, SessionPersistenceError):
         return error.js_string()
     if isinstance(error, OSError):
@@ -117,6 +118,7 @@ def js_error_string(error: BaseException) -> str:
 
 
 def version_refusal_message(id_text: str, version: Any) -> str:
+    """Upstream's refusal text for a log whose format version this harness does not read."""
     from persistence.model.jsontext import js_string
 
     v = js_string(version)
@@ -132,4 +134,5 @@ def version_refusal_message(id_text: str, version: Any) -> str:
 
 
 def not_found(session_id: str) -> SessionNotFoundError:
+    """The ``SessionNotFoundError`` upstream raises for an absent session id."""
     return SessionNotFoundError(f'session "{session_id}" not found')

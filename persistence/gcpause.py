@@ -19,6 +19,7 @@ _depth = 0
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
+    """Disable the cyclic collector for the block (nestable, thread-safe); restore it when the last block ends."""
     global _depth
     with _lock:
         if _depth == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,13 +31,16 @@ class AbortSignal:
 
     @property
     def aborted(self) -> bool:
+        """Whether ``abort`` was called."""
         return self._aborted
 
     @property
     def reason(self) -> Any:
+        """What ``abort`` was given ("aborted" when nothing)."""
         return self._reason
 
     def abort(self, reason: Any = None) -> None:
+        """Abort once; every listener is told once."""
         if self._aborted:
             return
         self._aborted = True
@@ -46,6 +50,7 @@ class AbortSignal:
             listener(self._reason)
 
     def add_listener(self, listener: Callable[[Any], None]) -> Callable[[], None]:
+        """Call ``listener(reason)`` on abort (at once when already aborted); returns its remover."""
         if self._aborted:
             listener(self._reason)
             return lambda: None
@@ -58,6 +63,7 @@ class AbortSignal:
         return remove
 
     def throw_if_aborted(self) -> None:
+        """Raise the abort reason (an exception reason as itself) once aborted."""
         if self._aborted:
             if isinstance(self._reason, BaseException):
                 raise self._reason
@@ -65,6 +71,7 @@ class AbortSignal:
 
     @classmethod
     def aborted_with(cls, reason: Any = None) -> AbortSignal:
+        """A signal that is already aborted with ``reason``."""
         s = cls()
         s.abort(reason)
         return s
@@ -78,35 +85,46 @@ class SessionPersistence(ABC):
     """Durable home of session logs. Every method but ``locate`` is a coroutine."""
 
     @abstractmethod
-    def locate(self, meta: HeaderLike) -> SessionLocation | None: ...
+    def locate(self, meta: HeaderLike) -> SessionLocation | None:
+        """Where the session ``meta`` describes is stored, or None."""
 
     @property
     @abstractmethod
-    def supports_raw_artifacts(self) -> bool: ...
+    def supports_raw_artifacts(self) -> bool:
+        """Whether ``read_raw`` returns artifacts."""
 
     @abstractmethod
-    async def read_raw(self, session_id: str, signal: AbortSignal | None = None) -> SessionRawArtifact | None: ...
+    async def read_raw(self, session_id: str, signal: AbortSignal | None = None) -> SessionRawArtifact | None:
+        """The artifact's text, or None when the session is absent."""
 
     @abstractmethod
-    async def create(self, meta: HeaderLike) -> None: ...
+    async def create(self, meta: HeaderLike) -> None:
+        """Reserve a new session with its header."""
 
     @abstractmethod
-    async def append(self, session_id: str, events: Sequence[EventLike]) -> None: ...
+    async def append(self, session_id: str, events: Sequence[EventLike]) -> None:
+        """Durably append a contiguous batch of events."""
 
     @abstractmethod
-    async def load(self, session_id: str) -> SessionInspection: ...
+    async def load(self, session_id: str) -> SessionInspection:
+        """The balanced session, committing a pending crash repair first."""
 
     @abstractmethod
-    async def inspect(self, session_id: str, signal: AbortSignal | None = None) -> SessionInspection: ...
+    async def inspect(self, session_id: str, signal: AbortSignal | None = None) -> SessionInspection:
+        """The session with in-memory crash closers, never writing."""
 
     @abstractmethod
-    async def read_from(self, session_id: str, from_seq: int, signal: AbortSignal | None = None) -> ReadFromResult: ...
+    async def read_from(self, session_id: str, from_seq: int, signal: AbortSignal | None = None) -> ReadFromResult:
+        """The stored events from ``from_seq`` on."""
 
     @abstractmethod
-    async def list(self, signal: AbortSignal | None = None) -> list[SessionHeader]: ...
+    async def list(self, signal: AbortSignal | None = None) -> builtins.list[SessionHeader]:
+        """Headers of the stored sessions, in the backend's list order."""
 
     @abstractmethod
-    async def list_snapshots(self, signal: AbortSignal | None = None) -> list[SessionPersistenceSnapshot]: ...
+    async def list_snapshots(self, signal: AbortSignal | None = None) -> builtins.list[SessionPersistenceSnapshot]:
+        """Headers with each session's opaque revision."""
 
     async def close(self) -> None:
+        """Release the store (idempotent)."""
         return None

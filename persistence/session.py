@@ -34,6 +34,7 @@ Observer = Callable[["Session", SessionEvent], None]
 
 
 def now_ms() -> int:
+    """The wall clock in whole milliseconds (event times)."""
     return time_mod.time_ns() // 1_000_000
 
 
@@ -103,10 +104,12 @@ class Session:
 
     @property
     def id(self) -> str:
+        """The session id."""
         return self._header.id
 
     @property
     def header(self) -> SessionHeader:
+        """The session's header."""
         return self._header
 
     @property
@@ -116,6 +119,7 @@ class Session:
 
     @property
     def events(self) -> EventLog:
+        """An O(1) snapshot of the events appended so far (later appends are not visible through it)."""
         snap = self._snapshot
         if snap is None or len(snap) != len(self._records):
             snap = self._snapshot = EventLog(self._records, len(self._records))
@@ -127,24 +131,29 @@ class Session:
         return len(self._records)
 
     def records(self) -> list[dict[str, Any]]:
+        """Engine-internal: the live list of records. Never mutate."""
         return self._records
 
     # ------------------------------------------------------------ turn/step queries
 
     @property
     def open_turn(self) -> Any:
+        """The number of the turn left open, or None."""
         return open_turn_state(self._records)[0]
 
     @property
     def open_step(self) -> Any:
+        """The number of the step left open inside the open turn, or None."""
         return open_turn_state(self._records)[1]
 
     @property
     def is_turn_open(self) -> bool:
+        """Whether a turn is open."""
         return self.open_turn is not None
 
     @property
     def last_turn(self) -> int:
+        """The number of the newest turn (0 before the first)."""
         for ev in reversed(self._records):
             if ev.get("type") == "turn/start":
                 data = ev.get("data")
@@ -160,6 +169,7 @@ class Session:
     # ------------------------------------------------------------ observers
 
     def add_observer(self, observer: Observer) -> Callable[[], None]:
+        """Call ``observer(session, event)`` after each append; returns its remover."""
         self._observers.append(observer)
 
         def remove() -> None:
@@ -178,6 +188,7 @@ class Session:
         surface_op: Any = None,
         source_event_seqs: Sequence[int] | None = None,
     ) -> SessionEvent:
+        """Validate and append one event (seq and time are assigned here); observers are told."""
         try:
             snapshot = lossless_copy(raw_of(data))
         except NotLosslessError:
@@ -219,5 +230,6 @@ class Session:
         return event
 
     def to_json(self) -> dict[str, Any]:
+        """The header and a deep copy of every event."""
         return {"header": self._header.to_json(), "events": deep_copy_json(self._records)}
 

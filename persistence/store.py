@@ -26,6 +26,8 @@ class SessionForkError(SessionPersistenceError):
 
 
 class SessionStore:
+    """Live sessions over one persistence: create, resume, fork, flush and dispose them."""
+
     def __init__(
         self,
         persistence: CoordinatedPersistence,
@@ -43,12 +45,15 @@ class SessionStore:
 
     @property
     def persistence(self) -> CoordinatedPersistence:
+        """The persistence the live sessions are written to."""
         return self._persistence
 
     def get(self, session_id: str) -> Session | None:
+        """The live session with this id, or None."""
         return self._sessions.get(session_id)
 
     def ids(self) -> list[str]:
+        """Ids of the live sessions."""
         return list(self._sessions)
 
     def _mint_id(self) -> str:
@@ -162,17 +167,20 @@ class SessionStore:
         return session
 
     async def flush(self, session_id: str) -> bool:
+        """Write what the session buffered; False when it is not live here."""
         if session_id not in self._sessions:
             return False
         await self._persistence.flush_live(session_id)
         return True
 
     async def dispose(self, session_id: str) -> None:
+        """Drain and release one live session (no-op when it is not live)."""
         if self._sessions.pop(session_id, None) is None:
             return
         await self._persistence.retire_live(session_id)
 
     async def close(self) -> None:
+        """Dispose every live session (a failure is raised after all were tried)."""
         failures: list[BaseException] = []
         for sid in list(self._sessions):
             try:

@@ -20,6 +20,7 @@ WriteFn = Callable[[list[dict[str, Any]]], Awaitable[None]]
 
 
 def check_delay(value: Any) -> int:
+    """The write-behind window in milliseconds, refused unless an integer in 1..2147483647."""
     if type(value) is not int or not 1 <= value <= 2147483647:
         from persistence.errors import SessionArgumentError
 
@@ -28,6 +29,8 @@ def check_delay(value: Any) -> int:
 
 
 class SessionWriteBehind:
+    """Batches a live session's appends and writes them after a window, or at once on flush."""
+
     def __init__(
         self,
         write: WriteFn,
@@ -49,10 +52,12 @@ class SessionWriteBehind:
 
     @property
     def has_work(self) -> bool:
+        """Whether events are queued or a write is running."""
         return bool(self.pending) or self._active is not None
 
     @property
     def window_armed(self) -> bool:
+        """Whether the batching window's timer is running."""
         return self._timer is not None
 
     def _get_loop(self) -> asyncio.AbstractEventLoop:
@@ -63,6 +68,7 @@ class SessionWriteBehind:
     # ------------------------------------------------------------ admission
 
     def enqueue(self, event: dict[str, Any]) -> None:
+        """Queue one event (a copy) and arm the window when the queue was empty."""
         was_empty = not self.pending
         self.pending.append(deep_copy_json(event))
         if self._barrier is not None:
@@ -85,6 +91,7 @@ class SessionWriteBehind:
             self._timer = None
 
     def cancel_automatic_wait(self) -> None:
+        """Stop the window's timer (a flush is about to write now)."""
         self._cancel_timer()
         self._deadline_expired = False
 
@@ -136,6 +143,7 @@ class SessionWriteBehind:
     # ------------------------------------------------------------ barrier
 
     def flush(self) -> Awaitable[None]:
+        """Write everything queued now; the returned awaitable settles when it is durable."""
         if self._barrier is not None:
             return self._barrier
         self._cancel_timer()

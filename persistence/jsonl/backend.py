@@ -9,6 +9,8 @@ from persistence.jsonl.storage import JsonlStorage
 
 
 class JsonlSessionPersistence(CoordinatedPersistence):
+    """Upstream-compatible JSONL root: one transcript per session, raw lines or checksummed zstd frames."""
+
     def __init__(
         self,
         root: str | os.PathLike[str],
@@ -24,8 +26,10 @@ class JsonlSessionPersistence(CoordinatedPersistence):
 
     @property
     def root(self) -> str:
-        return self.backend.root  # type: ignore[attr-defined, no-any-return]
+        """The root directory (same as ``root_path``)."""
+        return self.backend.root_path
 
     @property
     def compression(self) -> str:
-        return self.backend.compression  # type: ignore[attr-defined, no-any-return]
+        """The transcripts' encoding: ``"zstd"`` or ``"none"``."""
+        return self.backend.compression or "zstd"

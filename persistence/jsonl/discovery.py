@@ -95,9 +95,11 @@ class SessionFolder:
 
     @property
     def name(self) -> str:
+        """The folder's name: the encoded session id."""
         return os.path.basename(self.path)
 
     def transcript(self, compression: str) -> str | None:
+        """The transcript of ``compression`` in this folder, or None."""
         return self.zstd if compression == "zstd" else self.raw
 
     def other(self, compression: str) -> str | None:
@@ -115,6 +117,7 @@ def _describe(err: OSError) -> str:
 
 
 def unreadable(err: OSError, level: str, path: str, project: str) -> Problem:
+    """The problem row of an entry the OS refuses to read (``err`` says why)."""
     return Problem(UNREADABLE, level, path, project, _describe(err))
 
 
@@ -128,6 +131,7 @@ def link_problem(level: str, path: str, project: str) -> Problem:
 
 
 def link_error(path: str) -> SessionLayoutError:
+    """The ``SessionLayoutError`` a read or write through the symlink ``path`` raises."""
     return SessionLayoutError(
         f'session artifact path "{path}" is a symbolic link (to "{os.path.realpath(path)}"); SessionScope neither '
         "reads nor writes through links below the root"
@@ -307,8 +311,9 @@ def read_listing_header(first: bytes) -> tuple[dict[str, Any] | None, str | None
     return meta, None
 
 
-def assert_writable_path(root: str, path: str) -> None:
-    """Refuse a write to ``path`` unless every existing component below ``root`` is a real folder/file.
+def assert_writable_path(root: str, path: str, *, verb: str = "write") -> None:
+    """Refuse a write (or, ``verb="read"``, a read) of ``path`` unless every existing component below
+    ``root`` is a real folder/file.
 
     Raises ``SessionLayoutError`` naming the link (or saying the path is outside the root).  Missing
     components are fine (they are about to be created).  The root itself may be a link.
@@ -317,7 +322,7 @@ def assert_writable_path(root: str, path: str) -> None:
     target = os.path.abspath(path)
     rel = os.path.relpath(target, root)
     if rel == os.curdir or rel.startswith(os.pardir + os.sep) or rel == os.pardir or os.path.isabs(rel):
-        raise SessionLayoutError(f'refusing to write "{target}": it is outside the root "{root}"')
+        raise SessionLayoutError(f'refusing to {verb} "{target}": it is outside the root "{root}"')
     current = root
     for part in rel.split(os.sep):
         current = os.path.join(current, part)

@@ -31,6 +31,7 @@ _MIN_BLOCK_BYTES = 4
 
 
 def corrupt(detail: str) -> SessionStorageCorruptError:
+    """A ``SessionStorageCorruptError`` for a damaged zstd log, with upstream's prefix."""
     return SessionStorageCorruptError("corrupt Zstandard session log: " + detail)
 
 

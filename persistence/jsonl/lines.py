@@ -23,6 +23,8 @@ _HEADER_OPTIONAL = ("cwd", "parentSession", "seedLength", "origin")
 
 
 class HeaderLessError(SessionStorageCorruptError):
+    """A transcript without a complete header record (empty, or cut inside its first line/frame)."""
+
     pass
 
 
@@ -31,6 +33,7 @@ def _valid_count(v: Any) -> bool:
 
 
 def is_header_line(v: Any) -> bool:
+    """Whether a parsed first line is a session header record (upstream's header test)."""
     return (
         type(v) is dict
         and v.get("type") == "session"
@@ -121,6 +124,7 @@ class LineScanner:
         self.finished = False
 
     def write(self, chunk: bytes) -> None:
+        """Feed the next plaintext bytes; complete lines are parsed into events as they arrive."""
         if self.finished:
             raise SessionStorageCorruptError("cannot write to a finished session log scanner")
         if not chunk:
@@ -200,6 +204,7 @@ class LineScanner:
             raise self.issue
 
     def finish(self) -> None:
+        """No more input: what is left after the last newline stays uncommitted (a torn tail)."""
         self.finished = True
 
 

@@ -8,6 +8,7 @@ import secrets
 import threading
 from typing import Any
 
+from persistence.artifact import JSONL, ArtifactInfo, RawBytes, stat_artifact
 from persistence.backend import CancelToken, CutFacts, RawArtifact, StorageBackend, StoredLog, TornMarker
 from persistence.errors import (
     SessionLayoutError,
@@ -29,12 +30,13 @@ from persistence.jsonl.paths import (
 )
 from persistence.jsonl.repair_commit import atomic_replace_tail, atomic_replace_whole
 from persistence.jsonl.tail_marks import CHECK_BYTES, TailMark, TailMarks
+from persistence.listing import ListedEntry
 from persistence.model.chunk_rows import ROW_TAGS, pack_runs
 from persistence.model.header import SessionHeader
 from persistence.model.jsontext import JsonTextError, js_dumps, js_loads, json_quote
 from persistence.model.repair import has_turn_start
 
-HEADER_CHUNK = 8192
+HEADER_CHUNK = 8192  # bytes read per step while looking for the header line
 
 
 # ``session.jsonl[.zstd].bak-<UTC stamp>[-N]``: what a repair or restore leaves (never ``.partial-`` copies).
@@ -42,6 +44,7 @@ BACKUP_NAME = re.compile(r"^session\.jsonl(?:\.zstd)?\.bak-\d{8}T\d{6}Z(?:-\d+)?
 
 
 def revision_of(st: os.stat_result) -> str:
+    """A transcript's opaque revision: device, inode, size, mtime and ctime (any write changes it)."""
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
@@ -67,6 +70,7 @@ def exists(path: str) -> bool:
 
 
 def fsync_dir(path: str) -> None:
+    """Make a folder's entries (a new or renamed file) durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -75,10 +79,18 @@ def fsync_dir(path: str) -> None:
 
 
 def read_stable(path: str, token: CancelToken) -> tuple[bytes, str]:
+    """The whole file and its revision, re-read until no writer changed it during the read."""
+    return read_stable_from(path, 0, token)
+
+
+def read_stable_from(path: str, offset: int, token: CancelToken) -> tuple[bytes, str]:
+    """The file's bytes from ``offset`` on and its revision, re-read until no writer changed it meanwhile."""
     while True:
         token.check()
         before = revision_of(os.stat(path))
         with open(path, "rb") as f:
+            if offset:
+                f.seek(offset)
             data = f.read()
         after = revision_of(os.stat(path))
         if before == after:
@@ -129,13 +141,17 @@ def read_first_line(path: str, compression: str, *, limit: int | None = None) ->
 
 
 def event_lines(events: list[dict[str, Any]], pack_chunks: bool) -> bytes:
+    """The JSONL lines of ``events`` (chunk runs packed when ``pack_chunks``), without the final newline."""
     records = pack_runs(events) if pack_chunks else events
     return b"\n".join(js_dumps(r) for r in records)
 
 
 class JsonlStorage(StorageBackend):
+    """The hooks over a JSONL root: ``<root>/<project>/<session>/session.jsonl[.zstd]``."""
+
     kind = "jsonl"
     supports_raw_artifacts = True
+    compression: str  # "zstd" | "none", set by __init__
 
     def __init__(self, root: str | os.PathLike[str], *, compression: str = "zstd", pack_chunks: bool = True) -> None:
         if compression not in ("zstd", "none"):
@@ -152,6 +168,11 @@ class JsonlStorage(StorageBackend):
             os.listdir(self.root)
         except FileNotFoundError:
             pass
+
+    @property
+    def root_path(self) -> str:
+        """The root directory."""
+        return self.root
 
     # ------------------------------------------------------------ discovery
 
@@ -188,6 +209,7 @@ class JsonlStorage(StorageBackend):
         return out
 
     def preflight(self) -> None:
+        """Refuse, once per instance and then always, a root upstream refuses (flat files, mixed encodings)."""
         with self._preflight_lock:
             outcome = self._preflight_outcome
             if outcome is True:
@@ -233,12 +255,15 @@ class JsonlStorage(StorageBackend):
         return matches[0] if matches else None
 
     def log_path(self, meta: dict[str, Any]) -> str:
+        """Where the transcript of the session ``meta`` describes is (or would be) written."""
         return log_path(self.root, meta.get("cwd"), meta.get("id"), self.compression)  # type: ignore[arg-type]
 
     def locate(self, meta: dict[str, Any]) -> dict[str, str] | None:
+        """The transcript path the header names."""
         return {"kind": "jsonl", "path": self.log_path(meta)}
 
     def assert_identity(self, path: str, meta: dict[str, Any], expected_id: str | None) -> None:
+        """Refuse a transcript whose header id/cwd name another path (or another id than requested)."""
         if expected_id is not None and meta.get("id") != expected_id:
             raise SessionStorageCorruptError(
                 f'corrupt session log "{path}": requested id "{expected_id}" does not match header id "{meta.get("id")}"'
@@ -292,6 +317,7 @@ class JsonlStorage(StorageBackend):
         return self.find_log(session_id)
 
     def load_stored(self, session_id: str, token: CancelToken) -> StoredLog | None:
+        """The whole transcript, parsed (a torn tail as ``torn``); None when the session has none."""
         path = self._log_of(session_id, token)
         return None if path is None else self._load_whole(path, session_id, token)
 
@@ -310,8 +336,11 @@ class JsonlStorage(StorageBackend):
             # alone: it is repaired (and re-read) before anything is appended to it.
             dev, ino, size = revision_stamp(revision)[:3]
             self._expect_size(self.log_path(meta), size, (dev, ino))
+        else:
+            torn.evidence = data[int(torn.truncate_to) :]  # describe_cut reads it from here, not the file again
         mark = _mark(revision, data[max(0, committed - CHECK_BYTES) : committed], committed, count, dict(meta))
-        return _stored(path, meta, events, revision, torn, tail_mark=mark)
+        raw = RawBytes(data, self.compression, 0, revision, path)
+        return _stored(path, meta, events, revision, torn, tail_mark=mark, raw=raw)
 
     def load_tail(self, session_id: str, min_events: int, token: CancelToken) -> StoredLog | None:
         """Decode only the last frames (or lines) of the transcript; the whole file when in doubt."""
@@ -378,6 +407,7 @@ class JsonlStorage(StorageBackend):
         return parse_header_record(first, path), len(first)
 
     def trust_tail(self, stored: StoredLog) -> None:
+        """Remember where this fully checked read ended, so the next suffix read decodes only new bytes."""
         # Only a read whose every record passed normalization may be skipped later: a suffix read
         # must refuse exactly what a whole-file read would.
         if isinstance(stored.tail_mark, TailMark) and stored.raw_path is not None:
@@ -437,6 +467,7 @@ class JsonlStorage(StorageBackend):
         return _stored(path, dict(mark.meta), events, revision, torn, base_seq=mark.next_seq, tail_mark=new)
 
     def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
+        """The transcript's ``revision_of`` (None when the session has no transcript)."""
         path = self._log_of(session_id, token)
         if path is None:
             return None
@@ -486,9 +517,11 @@ class JsonlStorage(StorageBackend):
         return out
 
     def list_headers(self, token: CancelToken) -> list[dict[str, Any]]:
+        """Headers of the listable sessions (§4.5), in list order."""
         return [meta for meta, _path in self._list_artifacts(token)]
 
     def list_snapshots(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
+        """(header, transcript revision) of the listable sessions, in list order."""
         out = []
         for meta, path in self._list_artifacts(token):
             token.check()
@@ -500,7 +533,79 @@ class JsonlStorage(StorageBackend):
                 continue  # unreadable since its header was read: skipped like any unreadable entry
         return out
 
+    def list_entries(self, token: CancelToken) -> list[ListedEntry]:
+        """Every transcript (either encoding) and every bad entry of the root as one row (``jsonl.entries``)."""
+        from persistence.jsonl.entries import list_jsonl_root
+
+        out = []
+        for entry in list_jsonl_root(self.root):
+            token.check()
+            out.append(entry)
+        return out
+
+    def read_raw_bytes(self, session_id: str, offset: int, token: CancelToken) -> RawBytes | None:
+        """The transcript's bytes from ``offset`` on (None when the session has no transcript).
+
+        No preflight: a viewer shows the bytes of a session in a root ``list()`` refuses as a whole.
+        """
+        token.check()
+        path = self.find_log(session_id)
+        if path is None:
+            return None
+        data, revision = read_stable_from(path, offset, token)
+        return RawBytes(data, self.compression, offset, revision, path)
+
+    def read_artifact_bytes(self, path: str, offset: int, token: CancelToken) -> RawBytes | None:
+        """A listed transcript's bytes by path (a flat file, the other encoding's transcript included).
+
+        Refused (``SessionLayoutError``) outside the root or through a link below it, as every read is;
+        the encoding is the file name's.  A missing file raises ``FileNotFoundError``.
+        """
+        token.check()
+        discovery.assert_writable_path(self.root, path, verb="read")
+        compression = "zstd" if path.endswith(".zstd") else "none"
+        data, revision = read_stable_from(path, offset, token)
+        return RawBytes(data, compression, offset, revision, path)
+
+    def artifact(self, session_id: str) -> ArtifactInfo | None:
+        """The session's transcript, stat'ed now (None when it has none)."""
+        path = self.find_log(session_id)
+        return None if path is None else stat_artifact(JSONL, path)
+
+    def session_sizes(self, session_ids: list[str] | None, token: CancelToken) -> dict[str, tuple[int, int | None]]:
+        """session id -> (transcript bytes, transcript mtime in ms) of every session (or of ``session_ids``).
+
+        Lenient like ``list_entries``: a root ``list()`` refuses (a flat file, a mixed encoding) still
+        has its sessions measured; an entry that cannot be is absent.
+        """
+        out: dict[str, tuple[int, int | None]] = {}
+        if session_ids is None:
+            from persistence.jsonl.entries import list_jsonl_root
+
+            for entry in list_jsonl_root(self.root):
+                token.check()
+                if entry.ok and entry.compression == self.compression and entry.size is not None:
+                    out[entry.session_id] = (entry.size, None if entry.mtime_ns is None else entry.mtime_ns // 1_000_000)
+            return out
+        paths = []
+        for sid in session_ids:
+            token.check()
+            try:
+                found = self.find_log(sid)
+            except (SessionPersistenceError, OSError):
+                continue
+            if found is not None:
+                paths.append((sid, found))
+        for sid, path in paths:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            out[sid] = (st.st_size, st.st_mtime_ns // 1_000_000)
+        return out
+
     def read_raw(self, session_id: str, token: CancelToken) -> RawArtifact | None:
+        """Upstream's ``readRaw`` (§13): the transcript as lossy UTF-8, a torn zstd frame left out."""
         token.check()
         self.preflight()
         path = self.find_log(session_id)
@@ -543,6 +648,7 @@ class JsonlStorage(StorageBackend):
 
     def append_batch(self, meta: dict[str, Any], events: list[dict[str, Any]], materialized: bool,
                      token: CancelToken, *, expected_next_seq: int) -> None:
+        """Append one batch (one frame, or its lines) under the two-writer check; materialize a new session."""
         token.check()
         self.preflight()
         self.assert_writable_path(self.log_path(meta))
@@ -634,7 +740,7 @@ class JsonlStorage(StorageBackend):
 
     # Expected transcript sizes kept per instance; beyond this many paths the oldest is forgotten,
     # which only turns the two-writer check off for a transcript this instance has not touched lately.
-    MAX_EXPECTED_SIZES = 4096
+    MAX_EXPECTED_SIZES = 4096  # transcripts (paths)
 
     def _expect_size(self, path: str, size: int | None, dev_ino: tuple[int, int] | None = None) -> None:
         """Record the byte size (and file identity) this instance expects ``path`` to have; None forgets it.
@@ -727,12 +833,15 @@ class JsonlStorage(StorageBackend):
 
     def describe_cut(self, session_id: str, torn: TornMarker, next_seq: int, token: CancelToken) -> CutFacts:
         """Bytes after ``torn.truncate_to`` and the records among them that parse and would be lost."""
-        path = self._log_of(session_id, token)
-        if path is None:
-            return CutFacts()
-        with open(path, "rb") as f:
-            f.seek(int(torn.truncate_to))
-            cut = f.read()
+        if isinstance(torn.evidence, bytes):
+            cut = torn.evidence  # what the read that found the damage saw: no second read of the log
+        else:
+            path = self._log_of(session_id, token)
+            if path is None:
+                return CutFacts()
+            with open(path, "rb") as f:
+                f.seek(int(torn.truncate_to))
+                cut = f.read()
         try:
             plain = frames.decompress_prefix(memoryview(cut)) if self.compression == "zstd" else cut
         except SessionPersistenceError:
@@ -780,6 +889,7 @@ class JsonlStorage(StorageBackend):
         return _stored(backup_path, meta, events, revision_of(os.stat(backup_path)), torn)
 
     def restore_backup(self, session_id: str, backup_path: str, token: CancelToken, *, expected_revision: str) -> None:
+        """Put a backup copy back over the transcript in one atomic swap, pinned to ``expected_revision``."""
         token.check()
         path = self._log_of(session_id, token)
         if path is None:

@@ -14,12 +14,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-CHECK_BYTES = 64
-MAX_MARKS = 64
+CHECK_BYTES = 64  # bytes before a mark that must still be there for the mark to be trusted
+MAX_MARKS = 64  # transcripts whose tail mark one store remembers (least recently used forgotten)
 
 
 @dataclass(frozen=True, slots=True)
 class TailMark:
+    """Where a checked whole read of one transcript stopped, and the bytes that prove the file is unchanged."""
+
     dev_ino: tuple[int, int]
     offset: int  # file offset of the committed boundary
     next_seq: int  # seq of the first record after it
@@ -36,6 +38,7 @@ class TailMarks:
         self._size = size
 
     def get(self, path: str) -> TailMark | None:
+        """The mark of ``path`` (now the most recently used), or None."""
         with self._lock:
             mark = self._marks.get(path)
             if mark is not None:
@@ -43,6 +46,7 @@ class TailMarks:
             return mark
 
     def put(self, path: str, mark: TailMark) -> None:
+        """Remember ``mark`` for ``path``, forgetting the least recently used beyond the limit."""
         with self._lock:
             self._marks[path] = mark
             self._marks.move_to_end(path)
@@ -50,5 +54,6 @@ class TailMarks:
                 self._marks.popitem(last=False)
 
     def drop(self, path: str) -> None:
+        """Forget the mark of ``path`` (its file changed in a way a mark cannot follow)."""
         with self._lock:
             self._marks.pop(path, None)

@@ -62,4 +62,5 @@ LEGACY_REFUSED_TYPES: tuple[str, ...] = ("request/header-delta", "mode/set")
 
 
 def is_known(event_type: object) -> bool:
+    """Whether ``event_type`` is in this harness's event catalog."""
     return event_type in KNOWN_SESSION_EVENT_TYPES

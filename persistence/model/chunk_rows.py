@@ -11,7 +11,7 @@ from typing import Any
 
 from persistence.model.jsontext import MAX_SAFE_INTEGER, is_nonneg_safe_integer, is_number, is_safe_integer
 
-MIN_RUN = 3
+MIN_RUN = 3  # chunk events: a shorter run stays verbatim (jsonl-backend §0 "Packed-run minimum")
 ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")
 _ROW_TAG_SET = frozenset(ROW_TAGS)
 _KIND_TAG = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks", "tool-call-delta": "tool-call-chunks"}
@@ -28,11 +28,9 @@ _TEXT_ROW_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
 
 
 class MalformedRowError(ValueError):
+    """A packed chunk row that breaks the row rules (jsonl-backend §7.4)."""
+
     pass
-
-
-def is_row_tag(tag: object) -> bool:
-    return tag in _ROW_TAG_SET
 
 
 def classify(event: dict[str, Any]) -> str | None:
@@ -64,6 +62,7 @@ def classify(event: dict[str, Any]) -> str | None:
 
 
 def continues(kind: str, prev: dict[str, Any], nxt: dict[str, Any]) -> bool:
+    """Whether ``nxt`` extends the run of ``prev`` (same kind, turn, step and index; next seq)."""
     if nxt["seq"] != prev["seq"] + 1 or abs(nxt["time"] - prev["time"]) > MAX_SAFE_INTEGER:
         return False
     pd, nd = prev["data"], nxt["data"]
@@ -83,6 +82,7 @@ def _int(v: Any) -> Any:
 
 
 def build_row(kind: str, members: list[dict[str, Any]]) -> dict[str, Any]:
+    """The packed row of a run of chunk events of one kind."""
     first = members[0]
     fd = first["data"]
     fc = fd["chunk"]
@@ -163,10 +163,13 @@ def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     if is_tool:
         if keys != _TOOL_ROW_KEYS and keys != _TOOL_ROW_KEYS_NO_NAME:
             raise _bad(tag, "data must be exactly {turn, step, index, id, name?, dt, args}")
+        assert isinstance(data, dict)  # a list has no keys: it was refused just above
         if type(data["id"]) is not str or ("name" in data and type(data["name"]) is not str):
             raise _bad(tag, "id (and name when present) must be strings")
     elif keys != _TEXT_ROW_KEYS:
         raise _bad(tag, "data must be exactly {turn, step, index, dt, texts}")
+    else:
+        assert isinstance(data, dict)  # a list has no keys: it was refused just above
     turn, step, index = data["turn"], data["step"], data["index"]
     if not (is_number(turn) and is_number(step) and is_number(index)):
         raise _bad(tag, "turn/step/index must be numbers")

@@ -14,6 +14,8 @@ SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
 @dataclass(frozen=True, slots=True)
 class SessionEvent:
+    """One immutable event of a session log (``data`` is a read-only view)."""
+
     type: str
     seq: int
     time: int
@@ -38,6 +40,7 @@ class SessionEvent:
 
     @classmethod
     def from_json(cls, record: Any) -> SessionEvent:
+        """An event from a JSON record (deep-copied: the caller keeps its object)."""
         if not isinstance(record, dict):
             raise TypeError("a session event must be a JSON object")
         return event_from_wire(deep_copy_json(raw_of(record)))
@@ -54,6 +57,7 @@ class SessionEvent:
         surface_op: Any = None,
         ignorable: bool = False,
     ) -> SessionEvent:
+        """A new event from its fields (``data`` is deep-copied)."""
         wire: dict[str, Any] = {"type": type, "seq": seq, "time": time, "data": deep_copy_json(raw_of(data))}
         if source_event_seqs is not None:
             wire["sourceEventSeqs"] = list(source_event_seqs)
@@ -95,6 +99,7 @@ def event_from_wire(wire: dict[str, Any]) -> SessionEvent:
 
 
 def wire_of(event: SessionEvent | dict[str, Any] | FrozenDict) -> dict[str, Any]:
+    """The engine's record behind an event or frozen view (no copy; never mutate it)."""
     if isinstance(event, SessionEvent):
         return event._wire or _build_wire(event)
     return raw_of(event)
@@ -159,6 +164,7 @@ class EventLog(Sequence[SessionEvent]):
         return self._records[: self._len]
 
     def to_json(self) -> list[dict[str, Any]]:
+        """A detached deep copy of every record."""
         return deep_copy_json(self.records())
 
     def __repr__(self) -> str:

@@ -12,23 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from persistence.model.jsontext import deep_copy_json
-
 
 def freeze(value: Any) -> Any:
+    """A read-only view of a JSON container (scalars are returned as they are)."""
     t = type(value)
     if t is dict:
         return FrozenDict(value)
     if t is list:
         return FrozenList(value)
     return value
-
-
-def thaw(value: Any) -> Any:
-    """A detached, mutable deep copy of a (possibly frozen) JSON value."""
-    if isinstance(value, (FrozenDict, FrozenList)):
-        return deep_copy_json(value._raw)
-    return deep_copy_json(value)
 
 
 def raw_of(value: Any) -> Any:
@@ -39,6 +31,8 @@ def raw_of(value: Any) -> Any:
 
 
 class FrozenDict(Mapping[str, Any]):
+    """A read-only view of a JSON object; nested containers are wrapped on access."""
+
     __slots__ = ("_raw",)
 
     def __init__(self, raw: dict[str, Any]) -> None:
@@ -73,12 +67,14 @@ class FrozenDict(Mapping[str, Any]):
 
 
 class FrozenList(Sequence[Any]):
+    """A read-only view of a JSON array; nested containers are wrapped on access."""
+
     __slots__ = ("_raw",)
 
     def __init__(self, raw: list[Any]) -> None:
         self._raw = raw
 
-    def __getitem__(self, index: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return FrozenList(self._raw[index])
         return freeze(self._raw[index])

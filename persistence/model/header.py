@@ -36,6 +36,8 @@ def unrepresentable_field(meta: dict[str, Any]) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class SessionHeader:
+    """A session's header (the first record of its log), in snake_case attributes."""
+
     version: Any
     id: str
     created_at: Any
@@ -57,9 +59,11 @@ class SessionHeader:
 
     @classmethod
     def from_json(cls, data: Any) -> SessionHeader:
+        """A header from its camelCase wire form (unknown keys ignored)."""
         if not isinstance(data, dict):
             raise TypeError("session header must be a JSON object")
-        return cls(**{attr: data.get(wire) for wire, attr in _FIELDS})
+        fields: dict[str, Any] = {attr: data.get(wire) for wire, attr in _FIELDS}
+        return cls(**fields)
 
     @classmethod
     def from_listing(cls, data: Any) -> SessionHeader | None:

@@ -29,23 +29,27 @@ class JsonTextError(ValueError):
 
 
 def is_number(v: object) -> bool:
+    """JS ``typeof v === "number"``: an int or a float, never a bool."""
     return (type(v) is int) or (type(v) is float)
 
 
-def is_safe_integer(v: object) -> bool:
+def is_safe_integer(v: Any) -> bool:
+    """JS ``Number.isSafeInteger(v)`` (an integral float counts, a bool does not)."""
     t = type(v)
     if t is int:
-        return -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER  # type: ignore[operator]
+        return -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER
     if t is float:
-        return math.isfinite(v) and v == int(v) and abs(v) <= MAX_SAFE_INTEGER  # type: ignore[arg-type]
+        return math.isfinite(v) and v == int(v) and abs(v) <= MAX_SAFE_INTEGER
     return False
 
 
-def is_nonneg_safe_integer(v: object) -> bool:
-    return is_safe_integer(v) and v >= 0  # type: ignore[operator]
+def is_nonneg_safe_integer(v: Any) -> bool:
+    """A safe integer that is not negative."""
+    return is_safe_integer(v) and v >= 0
 
 
 def is_negative_zero(v: object) -> bool:
+    """Whether ``v`` is the float -0.0 (JSON writes it as ``0``)."""
     return type(v) is float and v == 0 and math.copysign(1.0, v) < 0
 
 
@@ -115,9 +119,6 @@ def js_string(v: object = _UNDEFINED) -> str:
     if isinstance(v, (list, tuple)):
         return ",".join("" if x is None else js_string(x) for x in v)
     return str(v)
-
-
-UNDEFINED = _UNDEFINED
 
 
 def json_quote(s: str) -> str:
@@ -281,6 +282,7 @@ def _js_dumps_iterative(value: Any) -> str:
 
 
 def js_dumps_str(value: Any) -> str:
+    """``js_dumps`` as text: JS ``JSON.stringify`` of ``value``."""
     return js_dumps(value).decode("utf-8")
 
 
@@ -491,6 +493,8 @@ def js_loads_keep_negative_zero(line: bytes) -> Any:
 
 
 class NotLosslessError(TypeError):
+    """A value that JSON text cannot carry unchanged (not JSON-serializable as JS would)."""
+
     pass
 
 

@@ -83,10 +83,12 @@ def open_turn_state(events: list[dict[str, Any]]) -> tuple[Any, Any, dict[Any, d
 
 
 def has_open_turn(events: list[dict[str, Any]]) -> bool:
+    """Whether the log ends inside a turn (a crash left it open)."""
     return bool(events) and open_turn_state(events)[0] is not None
 
 
 def interrupted_turn_closers(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The synthetic events that close an interrupted turn (tool results, step/turn ends); [] when balanced."""
     if not events:
         return []
     open_turn, open_step, pending = open_turn_state(events)

@@ -41,6 +41,7 @@ def legacy_refusal(session_id: str, event: Any) -> str | None:
 
 def check_identity_and_version(session_id: str, meta: dict[str, Any], raw_path: str | None,
                                location: dict[str, str] | None) -> None:
+    """Refuse a log whose header names another id, or a format version this harness does not read."""
     if meta.get("id") != session_id:
         raise SessionValidationError(
             f'stored session identity mismatch: requested "{session_id}", header contains "{js_string(meta.get("id"))}"'
@@ -62,7 +63,7 @@ def _upgrade_turn_start(ev: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(data, dict) or "trigger" not in data:
         return ev
     trigger = data.get("trigger")
-    turn = data.get("turn")
+    turn: Any = data.get("turn")
     if (
         data.keys() != {"turn", "trigger"}
         or not (is_safe_integer(turn) and turn >= 1)

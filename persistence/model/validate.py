@@ -71,6 +71,7 @@ def _nonempty_str(v: Any) -> bool:
 
 
 def message_of(event: dict[str, Any]) -> Any:
+    """The message object a message event carries (None when it has none)."""
     data = event.get("data")
     if event.get("type") == "user/message":
         return data
@@ -112,6 +113,7 @@ def validate_message_shape(event: dict[str, Any], subject: str) -> None:
 
 
 def validate_request_header(event: dict[str, Any], subject: str) -> None:
+    """Refuse a ``request/header`` event without a provider/model configuration."""
     data = event.get("data")
     header = data.get("header") if isinstance(data, dict) else None
     config = header.get("config") if isinstance(header, dict) else None
@@ -149,11 +151,10 @@ def _valid_surface_op(op: Any) -> str | None:
 class SurfaceFold:
     """Incremental surface fold: which surface events the model currently sees (session-model §2.7)."""
 
-    __slots__ = ("_by_seq", "nodes", "replace_generation")
+    __slots__ = ("_by_seq", "nodes")
 
     def __init__(self) -> None:
         self.nodes: list[int] = []
-        self.replace_generation = 0
         self._by_seq: dict[int, dict[str, Any]] = {}
 
     def plan(self, event: dict[str, Any], expected_seq: int) -> None:
@@ -221,7 +222,6 @@ class SurfaceFold:
                 raise _fail("tool/result surface replacement may change only content")
         self.nodes[ps : pe + 1] = [seq]
         self._by_seq[seq] = event
-        self.replace_generation += 1
 
 
 def _strip_tool_content(data: Any) -> Any:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from persistence.coordinator import DEFAULT_PREPARED_CACHE_SIZE, CoordinatedPersistence
 from persistence.service import EventLike, HeaderLike
-from persistence.sqlite.constants import DEFAULT_BUSY_TIMEOUT_MS
+from persistence.sqlite.constants import DEFAULT_BUSY_TIMEOUT_MS, MEMORY_PATH
 from persistence.sqlite.errors import SessionReadOnlyError
 from persistence.sqlite.storage import SqliteStorage
 
@@ -41,15 +41,24 @@ class SqliteSessionPersistence(CoordinatedPersistence):
 
     @property
     def storage(self) -> SqliteStorage:
+        """The SQLite hooks behind this store (engine-internal)."""
         return self.backend  # type: ignore[return-value]
 
     @property
     def path(self) -> str:
+        """The database file (``:memory:`` for a private in-memory store)."""
         return self.storage.path
 
     @property
     def read_only(self) -> bool:
+        """Whether the file is open ``mode=ro``."""
         return self.storage.read_only
+
+    def _open_read_only_twin(self) -> CoordinatedPersistence | None:
+        """A ``read_only`` store on the same file (None when this one is read-only or in memory)."""
+        if self.storage.read_only or self.storage.path == MEMORY_PATH:
+            return None
+        return SqliteSessionPersistence(self.storage.path, read_only=True)
 
     @property
     def warnings(self) -> list[str]:
@@ -63,9 +72,11 @@ class SqliteSessionPersistence(CoordinatedPersistence):
             )
 
     async def create(self, meta: HeaderLike) -> None:
+        """Refused on a read-only store; else ``CoordinatedPersistence.create``."""
         self._refuse_write("create")
         await super().create(meta)
 
     async def append(self, session_id: str, events: Sequence[EventLike]) -> None:
+        """Refused on a read-only store; else ``CoordinatedPersistence.append``."""
         self._refuse_write("append")
         await super().append(session_id, events)

@@ -28,6 +28,8 @@ def _lossy_text(raw: bytes) -> str:
 
 
 class Database:
+    """The store's one SQLite connection: opened lazily, validated, guarded by one lock."""
+
     def __init__(self, path: str, *, journal_mode: str, busy_timeout_ms: int, read_only: bool,
                  on_warning: Callable[[str], None]) -> None:
         self.path = path
@@ -45,6 +47,7 @@ class Database:
 
     @property
     def lock(self) -> threading.RLock:
+        """The lock every use of the connection holds."""
         return self._lock
 
     # ------------------------------------------------------------ open
@@ -226,6 +229,7 @@ class Database:
             ) from cause
 
     def fetchall(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run one query; SQLite errors become typed engine errors (an undecodable text is corruption)."""
         try:
             return conn.execute(sql, params).fetchall()
         except sqlite3.OperationalError as err:
@@ -239,6 +243,7 @@ class Database:
             conn.text_factory = str
 
     def close(self) -> None:
+        """Close the connection (idempotent; later uses raise)."""
         with self._lock:
             self._closed = True
             conn, self._conn = self._conn, None

@@ -42,6 +42,7 @@ class RowDecodeError(ValueError):
 
 
 def wrap_sqlite(err: sqlite3.Error) -> SqliteStoreError:
+    """The engine error for a ``sqlite3.Error`` (busy as ``SqliteBusyError``)."""
     code = getattr(err, "sqlite_errorcode", None)
     if code is not None and (code & 0xFF) == SQLITE_BUSY:
         return SqliteBusyError(str(err), sqlite_errorcode=code)
@@ -49,9 +50,11 @@ def wrap_sqlite(err: sqlite3.Error) -> SqliteStoreError:
 
 
 def is_busy(err: BaseException) -> bool:
+    """Whether ``err`` is SQLite's SQLITE_BUSY (another connection holds the lock)."""
     code = getattr(err, "sqlite_errorcode", None)
     return code is not None and (code & 0xFF) == SQLITE_BUSY
 
 
 def range_error(value: int) -> JsRangeError:
+    """Upstream's error for an integer a JS number cannot hold."""
     return JsRangeError(f"Value is too large to be represented as a JavaScript number: {value}")

@@ -19,10 +19,13 @@ _POSIX = os.name == "posix"
 
 @dataclass(frozen=True, slots=True)
 class PathCheck:
+    """What the path checks found that upstream would refuse but a read-only store accepts."""
+
     warnings: tuple[str, ...] = ()
 
 
 def absolute_db_path(path: str | os.PathLike[str]) -> str:
+    """The absolute database path, resolved lexically (links are judged later, never followed)."""
     p = os.fspath(path)
     if "\0" in p:
         raise ValueError("session database path must not contain NUL bytes")
@@ -52,6 +55,7 @@ def _not_private(st: os.stat_result, bits: int) -> bool:
 
 
 def check_parent(parent: str, *, read_only: bool) -> list[str]:
+    """Refuse a parent that is not a real private folder (read-only stores get warnings instead)."""
     st = os.lstat(parent)
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
         raise SessionLayoutError(f'session database parent "{parent}" must be a real directory')
@@ -64,6 +68,7 @@ def check_parent(parent: str, *, read_only: bool) -> list[str]:
 
 
 def check_file(path: str, *, must_exist: bool, read_only: bool) -> list[str]:
+    """Refuse a database path that is not a real private file (read-only stores get warnings instead)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:

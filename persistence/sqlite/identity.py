@@ -50,13 +50,16 @@ def birthtime_ns(path: str) -> int:
 
 
 def file_store_identity(path: str, store_id: str) -> str:
+    """The identity of a store file: device, inode, birth time and the stored store id."""
     st = os.stat(path)
     return f"file:{st.st_dev}:{st.st_ino}:{birthtime_ns(path)}:store:{store_id}"
 
 
 def memory_store_identity(store_id: str) -> str:
+    """The identity of an in-memory store."""
     return f"memory:store:{store_id}"
 
 
 def revision_token(store_identity: str, incarnation: str, revision: int) -> str:
+    """A session's opaque revision: the store identity, its incarnation and revision counter."""
     return f"{store_identity}:incarnation:{incarnation}:revision:{revision}"

@@ -138,6 +138,7 @@ def scalar_row(event: dict[str, Any]) -> EventRow:
 
 
 def packed_row(record: PackedRecord) -> EventRow:
+    """The ``events`` row of a packed chunk record."""
     return (record.seq, record.tag, record.time, encode_data(record.serialized), None, None, 0)
 
 

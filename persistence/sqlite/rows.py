@@ -43,11 +43,14 @@ _TOOL_KEYS_NAMED = frozenset({"turn", "step", "index", "dt", "id", "name", "args
 
 @dataclass(frozen=True, slots=True)
 class ScanResult:
+    """The events of the rows that decode, and where a torn tail starts."""
+
     preserved: list[dict[str, Any]]
     torn_from: int | None  # physical seq of the first torn row, None when the tail is clean
 
 
 def check_int_range(row: Sequence[Any]) -> None:
+    """Refuse an integer column a JS number cannot hold (upstream's RangeError)."""
     for value in row:
         if type(value) is int and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
             raise range_error(value)
@@ -207,6 +210,7 @@ def expand_packed(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) 
 
 
 def decode_scalar(row: Row) -> dict[str, Any]:
+    """The event of one scalar (not packed) row."""
     seq, etype, time, data, ses, sop, ign = row
     event = {"type": etype, "seq": seq, "time": time, "data": decode_scalar_data(data)}
     # Fixed read order (spec §6.3): sourceEventSeqs, surfaceOp, ignorable.
@@ -220,6 +224,7 @@ def decode_scalar(row: Row) -> dict[str, Any]:
 
 
 def decode_row(row: Row) -> list[dict[str, Any]]:
+    """The events of one row (a packed row expands into its members)."""
     if row[6] == 0:
         return expand_packed(row[1], row[0], row[2], row[3], row[4], row[5])
     return [decode_scalar(row)]
@@ -239,6 +244,7 @@ def _turn_end_from(rows: Sequence[Row], start: int) -> bool:
 
 
 def corrupt_row(seq: int) -> SessionStorageCorruptError:
+    """The corruption error for a committed row that does not decode."""
     return SessionStorageCorruptError(f"corrupt session log: invalid committed physical row at seq {seq}")
 
 

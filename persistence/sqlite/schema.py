@@ -46,6 +46,7 @@ def expected_schema() -> list[tuple[Any, ...]]:
 
 
 def schema_matches(conn: sqlite3.Connection) -> bool:
+    """Whether the database's schema is exactly upstream's schema 17."""
     return _normalize(conn.execute(SCHEMA_QUERY).fetchall()) == expected_schema()
 
 

@@ -2,7 +2,7 @@
 
 The reader validates every column; one bad row makes list()/listSnapshots() reject as a
 whole, exactly like upstream.  A viewer that must show every other session uses the storage's
-lenient ``list_entries`` instead, where such a row is one ``ListedSession`` with a ``problem``.
+lenient ``list_entries`` instead, where such a row is one ``ListedEntry`` with a ``problem``.
 The writer upserts the header but never touches ``incarnation``/``revision`` of an existing row.
 """
 
@@ -39,19 +39,11 @@ _OPTIONAL = (("cwd", 3), ("parentSession", 4), ("seedLength", 5), ("origin", 6),
 
 @dataclass(frozen=True, slots=True)
 class SessionRow:
+    """A validated ``sessions`` row: the header, its incarnation and revision counter."""
+
     meta: dict[str, Any]
     incarnation: str
     revision: int
-
-
-@dataclass(frozen=True, slots=True)
-class ListedSession:
-    """One row of a lenient listing: a header and revision, or why the row cannot be read (one bad row)."""
-
-    session_id: str
-    meta: dict[str, Any] | None
-    revision: str | None
-    problem: str | None = None
 
 
 def row_id_text(row: tuple[Any, ...]) -> str:
@@ -69,6 +61,7 @@ def _nonneg_int(v: Any) -> bool:
 
 
 def check_revision(incarnation: Any, revision: Any) -> None:
+    """Refuse an incarnation that is not a UUID or a revision that is not a safe counter."""
     if type(incarnation) is not str or UUID_RE.fullmatch(incarnation) is None:
         raise _bad("incarnation must be a UUID")
     if not _nonneg_int(revision):
@@ -76,6 +69,7 @@ def check_revision(incarnation: Any, revision: Any) -> None:
 
 
 def session_from_row(row: tuple[Any, ...]) -> SessionRow:
+    """Validate a ``sessions`` row column by column and build its header."""
     check_int_range(row)
     sid, version, created_at, cwd, parent, seed_length, origin, depth, preset, incarnation, revision = row
     if type(sid) is not str or not sid:
@@ -113,6 +107,7 @@ def _int(v: Any) -> Any:
 
 
 def upsert_params(meta: dict[str, Any], incarnation: str) -> tuple[Any, ...]:
+    """The parameters of ``UPSERT_SESSION`` for a header."""
     return (
         meta.get("id"),
         _int(meta.get("version", 0)),

@@ -15,6 +15,7 @@ import uuid
 import warnings
 from typing import Any
 
+from persistence.artifact import SQLITE, ArtifactInfo, stat_artifact
 from persistence.backend import CancelToken, CutFacts, StorageBackend, StoredLog, TornMarker
 from persistence.errors import (
     SessionArgumentError,
@@ -22,9 +23,10 @@ from persistence.errors import (
     SessionPersistenceError,
     SessionStorageCorruptError,
 )
+from persistence.listing import BAD_ROW, SESSION, STATUS_CORRUPT, ListedEntry
 from persistence.model.jsontext import is_nonneg_safe_integer
 from persistence.model.repair import has_turn_start
-from persistence.sqlite import fsprep
+from persistence.sqlite import facts, fsprep
 from persistence.sqlite.connection import Database
 from persistence.sqlite.constants import (
     BACKEND_NAME,
@@ -46,7 +48,6 @@ from persistence.sqlite.sessions import (
     SELECT_REVISION,
     SELECT_SESSION,
     UPSERT_SESSION,
-    ListedSession,
     SessionRow,
     check_revision,
     row_id_text,
@@ -81,6 +82,8 @@ def _check_config(journal_mode: Any, busy_timeout_ms: Any) -> None:
 
 
 class SqliteStorage(StorageBackend):
+    """The hooks over one schema-17 database file (or ``:memory:``)."""
+
     kind = "sqlite"
     name = BACKEND_NAME
     supports_raw_artifacts = False
@@ -112,6 +115,11 @@ class SqliteStorage(StorageBackend):
                 self._path_failure = err
         self.db = Database(self.path, journal_mode=journal_mode, busy_timeout_ms=int(busy_timeout_ms),
                            read_only=self.read_only, on_warning=self._warn)
+
+    @property
+    def root_path(self) -> str:
+        """The database file (``:memory:`` for a private in-memory store)."""
+        return self.path
 
     def _warn(self, message: str) -> None:
         """Record (once) why upstream would refuse a file this read-only store opens anyway."""
@@ -161,9 +169,11 @@ class SqliteStorage(StorageBackend):
     # ------------------------------------------------------------ reads
 
     def locate(self, meta: dict[str, Any]) -> dict[str, str] | None:
-        return None  # one database, no per-session artifact
+        """None: one database, no per-session artifact."""
+        return None
 
     def load_stored(self, session_id: str, token: CancelToken) -> StoredLog | None:
+        """Every event row of the session, validated; rows from the first undecodable one are the torn tail."""
         with self.db.lock:
             self._connect(token)
             if self.db.pristine:
@@ -175,7 +185,10 @@ class SqliteStorage(StorageBackend):
                 rows = self._events(conn, SELECT_EVENTS, (session_id,))
         token.check()
         result = scan_rows(rows, 0)
-        torn = None if result.torn_from is None else TornMarker(result.torn_from, [])
+        torn = None
+        if result.torn_from is not None:
+            # The rows a repair would delete, as this read saw them: describe_cut needs no second query.
+            torn = TornMarker(result.torn_from, [], evidence=_rows_from(rows, result.torn_from))
         return StoredLog(session.meta, result.preserved, self._revision(session.incarnation, session.revision), torn)
 
     def load_suffix(self, session_id: str, from_seq: int, token: CancelToken) -> StoredLog | None:
@@ -221,6 +234,7 @@ class SqliteStorage(StorageBackend):
                 raise wrap_sqlite(err) from err
 
     def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
+        """The row's incarnation and revision as one token (None when the session has no row)."""
         rows = self._query_session(SELECT_REVISION, session_id, token)
         if not rows:
             return None
@@ -241,9 +255,10 @@ class SqliteStorage(StorageBackend):
         return [session_from_row(r) for r in rows]
 
     def list_headers(self, token: CancelToken) -> list[dict[str, Any]]:
+        """Headers of every session row, in insertion order (one bad row fails them all, as upstream)."""
         return [s.meta for s in self._list(token)]
 
-    def list_entries(self, token: CancelToken) -> list[ListedSession]:
+    def list_entries(self, token: CancelToken) -> list[ListedEntry]:
         """Every row of ``sessions`` in list order, a row that fails validation as its own ``problem``.
 
         ``list()`` stays all-or-nothing as upstream's is (§13 Q7: one relative ``cwd`` hides every
@@ -265,12 +280,35 @@ class SqliteStorage(StorageBackend):
                 s = session_from_row(r)
                 revision = self._revision(s.incarnation, s.revision)
             except (SessionPersistenceError, TypeError, ValueError, OverflowError) as err:
-                out.append(ListedSession(row_id_text(r), None, None, str(err)))
+                out.append(ListedEntry(BAD_ROW, row_id_text(r), problem=str(err), status=STATUS_CORRUPT, detail=str(err)))
                 continue
-            out.append(ListedSession(s.meta["id"], s.meta, revision))
+            out.append(ListedEntry(SESSION, s.meta["id"], s.meta, revision))
         return out
 
+    def artifact(self, session_id: str) -> ArtifactInfo | None:
+        """The database file with this session's event-data bytes (None for ``:memory:``)."""
+        if self.path == MEMORY_PATH:
+            return None  # an in-memory store has no artifact to guard or back up
+        sizes = facts.session_sizes(self.path, [session_id])
+        size = sizes.get(session_id)
+        return stat_artifact(SQLITE, self.path, None if size is None else size[0])
+
+    def session_sizes(self, session_ids: list[str] | None, token: CancelToken) -> dict[str, tuple[int, int | None]]:
+        """session id -> (bytes of its event data, its newest event time in ms), on a read-only connection."""
+        if self.path == MEMORY_PATH:
+            return {}
+        token.check()
+        return facts.session_sizes(self.path, session_ids)
+
+    def integrity_check(self, token: CancelToken) -> str | None:
+        """``PRAGMA quick_check`` on a read-only connection: None when ok (or busy), else the findings."""
+        if self.path == MEMORY_PATH:
+            return None
+        token.check()
+        return facts.quick_check(self.path)
+
     def list_snapshots(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
+        """(header, revision token) of every session row, in insertion order."""
         return [(s.meta, self._revision(s.incarnation, s.revision)) for s in self._list(token)]
 
     # ------------------------------------------------------------ writes
@@ -296,6 +334,7 @@ class SqliteStorage(StorageBackend):
 
     def append_batch(self, meta: dict[str, Any], events: list[dict[str, Any]], materialized: bool,
                      token: CancelToken, *, expected_next_seq: int) -> None:
+        """One transaction: check the stored tail, upsert the header when new, insert the rows, bump the revision."""
         session_id = meta["id"]
         with self.db.lock:
             self._connect(token)
@@ -320,9 +359,12 @@ class SqliteStorage(StorageBackend):
 
     def describe_cut(self, session_id: str, torn: TornMarker, next_seq: int, token: CancelToken) -> CutFacts:
         """Rows a repair would delete and, among them, later rows that still decode (intact data)."""
-        with self.db.lock:
-            conn = self._connect(token)
-            rows = self.db.fetchall(conn, SELECT_EVENTS_FROM, (session_id, int(torn.truncate_to)))
+        if isinstance(torn.evidence, list):
+            rows = torn.evidence  # what the read that found the damage saw
+        else:
+            with self.db.lock:
+                conn = self._connect(token)
+                rows = self.db.fetchall(conn, SELECT_EVENTS_FROM, (session_id, int(torn.truncate_to)))
         intact, first = 0, None
         for row in rows[1:]:  # the first cut row is the damaged one
             try:
@@ -391,6 +433,7 @@ class SqliteStorage(StorageBackend):
 
     def commit_repair(self, meta: dict[str, Any], torn: TornMarker | None, closers: list[dict[str, Any]],
                       token: CancelToken, *, expected_revision: str) -> None:
+        """One transaction: delete the torn rows, insert the closers, bump the revision (pinned, stale-checked)."""
         session_id = meta["id"]
         with self.db.lock:
             self._connect(token)
@@ -426,4 +469,13 @@ class SqliteStorage(StorageBackend):
             self._bump(conn, session_id)
 
     def close(self) -> None:
+        """Close the store's connection."""
         self.db.close()
+
+
+def _rows_from(rows: list[Row], seq: int) -> list[Row]:
+    """The rows at and after ``seq`` (``rows`` are ordered by seq, an INTEGER NOT NULL column)."""
+    for i, row in enumerate(rows):
+        if row[0] >= seq:
+            return rows[i:]
+    return []

@@ -44,6 +44,7 @@ def encode_seqs(seqs: Any) -> bytes:
 
 
 def decode_seqs(blob: bytes) -> list[int]:
+    """The seq list a varint blob encodes (``sourceEventSeqs``); raises on a malformed blob."""
     out: list[int] = []
     n = len(blob)
     pos = 0
