@@ -1,4 +1,4 @@
-"""The pure timeline fold (persistence/timeline.py): blocks, tail-first equivalence, closers, chunk runs."""
+"""The pure timeline fold (app/timeline): blocks, tail-first equivalence, closers, chunk runs."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from guikit import UPSTREAM, make_turn, need_upstream
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.gui.timeline_text import node_detail
+from app.timeline import SYNTHETIC, block_spans, derive, latest_title, node_detail, tail_first_span
 from persistence import open_store
 from persistence.model.repair import interrupted_turn_closers
-from persistence.timeline import SYNTHETIC, block_spans, derive, latest_title, tail_first_span
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -39,7 +38,7 @@ def _check_blocks(records: list[dict[str, Any]], stored: int | None = None) -> N
 
 
 @pytest.mark.parametrize("scenario", ["balanced/root", "fork/root", "interrupted/before/root", "unknown-event/root"])
-def test_fold_on_upstream_logs(arun: Any, scenario: str) -> None:
+def test_fold_on_upstream_logs(run: Any, scenario: str) -> None:
     need_upstream()
     root = Path(UPSTREAM / "jsonl-none" / scenario)
 
@@ -56,7 +55,7 @@ def test_fold_on_upstream_logs(arun: Any, scenario: str) -> None:
             await store.close()
         return out
 
-    for records, stored in arun(read()):
+    for records, stored in run(read()):
         _check_blocks(records, stored)
         nodes = derive(records, stored_count=stored)
         covered = {s for top in nodes for n in top.walk() for s in [n.seq, *n.seqs]}

@@ -1,0 +1,84 @@
+"""The viewer's timeline of a session: turn → step → items, folded from the engine's event records.
+
+What it holds, one concept per module:
+
+- ``nodes``         ``TimelineNode`` (one row of the tree), its flags, ``Usage``
+- ``fold``          the fold: one handler per event type (a dispatch table), ``derive``
+- ``event_rows``    how a standalone event (request, title, retry, unknown type …) reads as a row
+- ``spans``         block spans, the tail-first view, "load older" steps, re-deriving a grown log
+- ``summaries``     one-line summaries, compact JSON, message text
+- ``detail_text``   the full text of a row for the detail pane
+- ``title``         the session title (latest ``session/title`` wins)
+- ``record_fields`` defensive reads of record fields
+
+It is a viewer concept, so it lives in ``app`` rather than the engine; it is pure so the window's
+item model (``app.gui.models.timeline``, a thin Qt adapter), the benchmarks and the tests all use the
+same code.  Import rule: the stdlib and the public ``persistence`` package only — never Qt, never
+``app.gui``, never an engine sub-module.
+"""
+
+from __future__ import annotations
+
+from app.timeline.detail_text import node_detail, node_detail_text_only
+from app.timeline.fold import derive
+from app.timeline.nodes import (
+    CANCELLED,
+    ERROR,
+    HUMAN,
+    INTERRUPTED,
+    OPEN,
+    PRUNED,
+    REPAIRED,
+    SEED,
+    SYNTHETIC,
+    TimelineNode,
+    Usage,
+)
+from app.timeline.record_fields import get_path
+from app.timeline.spans import (
+    Growth,
+    Span,
+    block_spans,
+    block_starts,
+    derive_growth,
+    derive_older,
+    derive_tail,
+    older_start,
+    span_containing,
+    tail_first_span,
+)
+from app.timeline.summaries import compact_count, compact_json, content_text, one_line
+from app.timeline.title import latest_title
+
+__all__ = [
+    "CANCELLED",
+    "ERROR",
+    "HUMAN",
+    "INTERRUPTED",
+    "OPEN",
+    "PRUNED",
+    "REPAIRED",
+    "SEED",
+    "SYNTHETIC",
+    "Growth",
+    "Span",
+    "TimelineNode",
+    "Usage",
+    "block_spans",
+    "block_starts",
+    "compact_count",
+    "compact_json",
+    "content_text",
+    "derive",
+    "derive_growth",
+    "derive_older",
+    "derive_tail",
+    "get_path",
+    "latest_title",
+    "node_detail",
+    "node_detail_text_only",
+    "older_start",
+    "one_line",
+    "span_containing",
+    "tail_first_span",
+]

@@ -1,0 +1,114 @@
+"""What the timeline is made of: ``TimelineNode`` (one row of the tree), its flags, and ``Usage``.
+
+Values only, so the fold, the span index, the detail text and the Qt adapter can all share them
+without importing each other.  May import the stdlib and ``app.timeline.summaries`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.timeline.summaries import compact_count
+
+# Node flags (a frozenset of these strings travels with every node).
+ERROR = "error"
+SYNTHETIC = "synthetic"  # an in-memory crash closer: inspect() adds it, nothing on disk
+REPAIRED = "repaired"  # a crash-repair closer (TOOL_NOT_STARTED / TOOL_OUTCOME_UNKNOWN / turn interrupted)
+INTERRUPTED = "interrupted"  # a turn that ended with reason "interrupted" (only crash repair writes that)
+OPEN = "open"  # a turn/step with no end event
+CANCELLED = "cancelled"  # assistant message cut mid-stream (interrupted: true) or a stream without message
+HUMAN = "human"  # a direct human prompt (source.kind == "user")
+SEED = "seed"  # the session/end-seed marker
+PRUNED = "pruned"  # a surface replacement (compaction / prune): model-only annotation (§6.2)
+
+# Error codes crash repair writes into a tool result, and how a row names them.
+REPAIR_CODES = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
+REPAIR_LABELS = {"TOOL_OUTCOME_UNKNOWN": "outcome unknown (crash)", "TOOL_NOT_STARTED": "never started (crash)"}
+
+
+@dataclass(slots=True)
+class Usage:
+    """One usage sample (session-model §6.4): buckets are disjoint, inputTokens is uncached input."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+    @classmethod
+    def from_json(cls, u: Any) -> Usage | None:
+        if not isinstance(u, dict):
+            return None
+
+        def num(key: str) -> int:
+            v = u.get(key)
+            return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+        return cls(num("inputTokens"), num("outputTokens"), num("cacheReadTokens"), num("cacheWriteTokens"),
+                   num("reasoningTokens"))
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input + other.input, self.output + other.output, self.cache_read + other.cache_read,
+                     self.cache_write + other.cache_write, self.reasoning + other.reasoning)
+
+    @property
+    def prompt(self) -> int:
+        """Prompt-side pressure of a request: uncached input + cache read + cache write."""
+        return self.input + self.cache_read + self.cache_write
+
+    def short(self) -> str:
+        parts = [f"in {compact_count(self.input)}", f"out {compact_count(self.output)}"]
+        if self.cache_read:
+            parts.append(f"cache {compact_count(self.cache_read)}")
+        if self.cache_write:
+            parts.append(f"cache-write {compact_count(self.cache_write)}")
+        return " · ".join(parts)
+
+
+@dataclass(slots=True, eq=False)
+class TimelineNode:
+    """One row of the timeline tree.
+
+    ``key`` is stable across re-derivations of the same events (a viewer merges a re-derived tail
+    into what it shows by key).  ``seqs`` lists every event seq the row stands for, so a raw line
+    can be mapped back to its row; ``index`` is the record index of the primary event (details).
+    Mutable on purpose: a viewer merges a re-derived node into the one it shows, in place.
+    """
+
+    kind: str
+    key: tuple[Any, ...]
+    label: str
+    summary: str = ""
+    info: str = ""
+    seq: int = -1
+    index: int = -1
+    seqs: list[int] = field(default_factory=list)
+    time: Any = None
+    flags: frozenset[str] = frozenset()
+    usage: Usage | None = None
+    children: list[TimelineNode] = field(default_factory=list)
+    parent: TimelineNode | None = field(default=None, repr=False)
+
+    def add(self, child: TimelineNode) -> TimelineNode:
+        child.parent = self
+        self.children.append(child)
+        return child
+
+    def flag(self, *names: str) -> None:
+        self.flags = self.flags | frozenset(names)
+
+    def same_content(self, other: TimelineNode) -> bool:
+        return (self.label, self.summary, self.info, self.flags, self.seq, len(self.seqs)) == (
+            other.label, other.summary, other.info, other.flags, other.seq, len(other.seqs))
+
+    def walk(self) -> Iterable[TimelineNode]:
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    @property
+    def first_seq(self) -> int:
+        return self.seq if self.seq >= 0 else min(self.seqs, default=-1)

@@ -1,0 +1,22 @@
+"""The session title as the viewer shows it: the latest ``session/title`` wins (session-model §6.5).
+
+A fold of the whole log that reads one event type, backwards; stdlib and ``app.timeline`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from app.timeline.record_fields import get_path
+
+
+def latest_title(records: Sequence[dict[str, Any]]) -> str | None:
+    """The session title (latest ``session/title`` wins, §6.5)."""
+    for i in range(len(records) - 1, -1, -1):
+        rec = records[i]
+        if rec.get("type") == "session/title":
+            title = get_path(rec, "data", "title")
+            if isinstance(title, str):
+                return title
+    return None
