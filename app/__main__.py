@@ -1,3 +1,5 @@
+"""``python -m app``: the ``sessionscope`` command line (see ``app.cli``)."""
+
 from app.cli import main
 
 raise SystemExit(main())

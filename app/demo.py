@@ -5,11 +5,15 @@ are packed, frames are per batch and headers are what the engine writes.  A few 
 purpose the way the upstream fixtures were (a crash mid-turn, a torn last frame, a bad frame in the
 middle, an unreadable header, a newer format version).  Built once, into a temporary directory that is
 renamed into place, so a half-built demo is never shown.
+
+Qt-free (the window, the tests and the benchmarks all build it).  May import the engine and
+``app.paths``; never ``app.gui``.  It damages frames on purpose with the engine's public frame helpers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -17,11 +21,9 @@ import shutil
 import tempfile
 from typing import Any
 
-from persistence import JsonlSessionPersistence
-from persistence.jsonl import frames
-from persistence.model.jsontext import js_dumps
+from app.paths import DEMO_DIR_NAME, demo_root_path
+from persistence import JsonlSessionPersistence, compress_frame, decode_frame, js_dumps, scan_frames
 
-DEMO_DIR_NAME = "demo-root"
 BASE_TIME = 1767600000000  # 2026-01-05, local midnight-ish; every demo time is derived from it
 
 PROJECTS: dict[str, dict[str, Any]] = {
@@ -423,31 +425,31 @@ def _damage(root: str, special: dict[str, str]) -> None:
     # Torn tail: the last frame (one flush) cut in half, as a crash mid-write leaves it.
     path = _artifact(root, special["torn"])
     data = open(path, "rb").read()
-    ranges, _ = frames.scan_frames(data)
+    ranges, _ = scan_frames(data)
     start, end = ranges[-1]
     with open(path, "r+b") as f:
         f.truncate(start + (end - start) // 2)
     # Corrupt: one byte flipped inside a middle frame, so its checksum fails.
     path = _artifact(root, special["corrupt"])
-    data = bytearray(open(path, "rb").read())
-    ranges, _ = frames.scan_frames(bytes(data))
+    damaged = bytearray(open(path, "rb").read())
+    ranges, _ = scan_frames(bytes(damaged))
     s, e = ranges[len(ranges) // 2]
-    data[(s + e) // 2] ^= 0x5A
-    open(path, "wb").write(bytes(data))
+    damaged[(s + e) // 2] ^= 0x5A
+    open(path, "wb").write(bytes(damaged))
     # Unreadable header: the engine's list() skips such a log silently; the app must still show it.
     path = _artifact(root, special["bad-header"])
     data = open(path, "rb").read()
-    ranges, _ = frames.scan_frames(data)
+    ranges, _ = scan_frames(data)
     header_end = ranges[0][1]
-    open(path, "wb").write(frames.compress_frame(b'{"type":"session","version":0,"id":\n') + data[header_end:])
+    open(path, "wb").write(compress_frame(b'{"type":"session","version":0,"id":\n') + data[header_end:])
     # Newer format version: header frame re-encoded with version 1 (like the upstream future-version fixture).
     path = _artifact(root, special["newer"])
     data = open(path, "rb").read()
-    ranges, _ = frames.scan_frames(data)
-    plain = frames.decode_frame(data, *ranges[0])
+    ranges, _ = scan_frames(data)
+    plain = decode_frame(data, *ranges[0])
     header = json.loads(plain)
     header["version"] = 1
-    open(path, "wb").write(frames.compress_frame(js_dumps(header) + b"\n") + data[ranges[0][1] :])
+    open(path, "wb").write(compress_frame(js_dumps(header) + b"\n") + data[ranges[0][1] :])
 
 
 def _touch_like_activity(root: str) -> None:
@@ -459,8 +461,8 @@ def _touch_like_activity(root: str) -> None:
             try:
                 plain = b""
                 data = open(path, "rb").read()
-                ranges, _ = frames.scan_frames(data)
-                plain = frames.decode_frame(data, *ranges[-1])
+                ranges, _ = scan_frames(data)
+                plain = decode_frame(data, *ranges[-1])
                 last = json.loads(plain.rstrip(b"\n").rsplit(b"\n", 1)[-1])
                 ms = last.get("time") or last.get("time0")
             except Exception:
@@ -489,26 +491,25 @@ def build_demo_root(final: str) -> str:
     return final
 
 
-def demo_root_path() -> str:
-    """Where the demo lives: the user data folder (QStandardPaths), or $SESSIONSCOPE_DATA_DIR."""
-    base = os.environ.get("SESSIONSCOPE_DATA_DIR")
-    if not base:
-        from PySide6.QtCore import QStandardPaths
-
-        base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
-        if not base:
-            base = os.path.join(os.path.expanduser("~"), ".local", "share", "SessionScope")
-    return os.path.join(base, DEMO_DIR_NAME)
-
-
 async def ensure_demo_root(path: str) -> str:
-    """The demo root, built (once, off the GUI thread, in its own event loop) when missing."""
-    from app.gui.workers import in_thread
+    """The demo root, built (once, on the default executor, in its own event loop) when missing.
 
-    return await in_thread(build_demo_root, path)
+    Cancelling the awaiting task waits for the build to end (it cannot stop half-way), so its
+    temporary folder is gone before the caller's loop winds down.
+    """
+    fut = asyncio.get_running_loop().run_in_executor(None, build_demo_root, path)
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            await fut
+        raise
 
 
-if __name__ == "__main__":  # pragma: no cover - manual helper: python -m app.gui.demo DIR
+__all__ = ["DEMO_DIR_NAME", "build_demo", "build_demo_root", "demo_root_path", "ensure_demo_root"]
+
+
+if __name__ == "__main__":  # pragma: no cover - manual helper: python -m app.demo DIR
     import sys
 
     print(build_demo_root(os.path.abspath(sys.argv[1])))

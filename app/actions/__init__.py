@@ -1,5 +1,14 @@
-"""The actions that change a session (repair, fork, resume) and the read-only verify sweep.
+"""The actions that change a session, each a Qt-free plan/execute pair, and the read-only verify sweep.
 
-Qt-free so the command line and the window share one implementation; the window only adds
-dialogs around these functions.
+The command line and the window call the same pair, so the two cannot drift; the window only adds
+dialogs between plan and execute, the command line stands in flags for them:
+
+* repair: ``repair.plan_repair`` / ``repair.execute_repair`` (``repair_session`` = both);
+* restore: ``backups.plan_restore`` / ``backups.restore_backup``;
+* fork: ``fork.plan_fork`` / ``fork.execute_fork`` (``fork_after_turn`` = both);
+* resume: ``resume.plan_resume`` / ``resume.execute_resume``;
+* copy the raw artifact: ``copy_artifact.plan_copy`` / ``copy_artifact.execute_copy``.
+
+A plan only reads; an execute writes, after its own checks.  May import the standard library,
+psutil and the engine; never Qt, ``app.gui`` or ``app.cli``.
 """

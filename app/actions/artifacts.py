@@ -18,14 +18,13 @@ class ArtifactRef:
 
 
 def artifact_of(store: CoordinatedPersistence, session_id: str) -> ArtifactRef | None:
-    backend = store.backend
-    if backend.kind == "jsonl":
-        path = backend.find_log(session_id)  # type: ignore[attr-defined]
-        return None if path is None else ArtifactRef("jsonl", path)
-    path = getattr(backend, "path", None)
-    if path is None or os.fspath(path) == ":memory:":
-        return None  # an in-memory store has no artifact to guard or back up
-    return ArtifactRef(backend.kind, os.fspath(path))
+    """The transcript (JSONL) or database file (SQLite) of a session; None without one (in-memory)."""
+    info = store.artifact(session_id)
+    if info is not None:
+        return ArtifactRef(info.kind, info.path)
+    if store.kind == "sqlite" and store.root_path != ":memory:":
+        return ArtifactRef("sqlite", store.root_path)  # the database file, even before its first write
+    return None
 
 
 def sqlite_uri(path: str, mode: str) -> str:
@@ -54,25 +53,6 @@ def last_modified_age_s(ref: ArtifactRef, now: float) -> float:
 
 @asynccontextmanager
 async def read_only_view(store: CoordinatedPersistence) -> AsyncIterator[CoordinatedPersistence]:
-    """The store a write-nothing action (preview, dry run, verify) reads through.
-
-    SQLite: a ``read_only`` store on the same file, closed afterwards.  A writable connection
-    checkpoints a leftover ``-wal`` into the database file when it closes, so reading through it
-    would rewrite a crashed database's bytes; a read-only connection never does.  JSONL, an
-    in-memory or an already read-only store: ``store`` itself.
-    """
-    path = getattr(store.backend, "path", None)
-    twin = None
-    if store.backend.kind == "sqlite" and path is not None and os.fspath(path) != ":memory:" \
-            and not getattr(store, "read_only", True):
-        from persistence.sqlite.backend import SqliteSessionPersistence  # type: ignore[import-not-found]
-
-        if isinstance(store, SqliteSessionPersistence):
-            twin = SqliteSessionPersistence(os.fspath(path), read_only=True)
-    if twin is None:
-        yield store
-        return
-    try:
+    """The store a write-nothing action (preview, dry run, verify) reads through: the engine's twin."""
+    async with store.read_only_twin() as twin:
         yield twin
-    finally:
-        await twin.close()

@@ -5,10 +5,16 @@ Every repair leaves ``<artifact>.bak-<UTC stamp>`` (complete by construction: wr
 its records, which an earlier, non-atomic repair (or another tool) could cause: ``verify`` and the
 window report such a backup and offer to restore it.  A restore is a transaction like a repair:
 the liveness guard, a backup of the current state, then the engine's atomic, revision-pinned swap.
+
+The pair both front ends use: ``plan_restore`` (reads only: the backups, what each holds, the
+guard's file-level verdict; the window's dialog, ``sessionscope backups`` prints the same listing)
+and ``restore_backup`` (the write; ``sessionscope restore`` names the backup itself).
+May import the standard library, ``app.actions`` and the engine.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from dataclasses import dataclass
@@ -48,6 +54,14 @@ class RestoreResult:
     revision: str
 
 
+@dataclass(frozen=True, slots=True)
+class RestorePlan:
+    session_id: str
+    artifact: ArtifactRef
+    backups: tuple[BackupInfo, ...]  # oldest first
+    liveness: str | None  # why the artifact looks live (file-level signals), or None when quiet
+
+
 def backup_paths(ref: ArtifactRef) -> list[str]:
     """Complete backups of ``ref`` (``.partial-`` leftovers of a killed copy are not backups), oldest first."""
     folder, name = os.path.split(ref.path)
@@ -62,8 +76,10 @@ def backup_paths(ref: ArtifactRef) -> list[str]:
 async def list_backups(store: CoordinatedPersistence, session_id: str) -> list[BackupInfo]:
     """Every backup of the session with what it holds that the log lacks; reads only."""
     ref = artifact_of(store, session_id)
-    if ref is None:
-        return []
+    return [] if ref is None else await _backups_of(store, session_id, ref)
+
+
+async def _backups_of(store: CoordinatedPersistence, session_id: str, ref: ArtifactRef) -> list[BackupInfo]:
     out = []
     for path in backup_paths(ref):
         st = os.stat(path)
@@ -73,6 +89,18 @@ async def list_backups(store: CoordinatedPersistence, session_id: str) -> list[B
         except (SessionPersistenceError, OSError) as err:
             out.append(BackupInfo(path, st.st_size, st.st_mtime, 0, 0, str(err)))
     return out
+
+
+async def plan_restore(store: CoordinatedPersistence, session_id: str, *,
+                       quiet_seconds: float = DEFAULT_QUIET_SECONDS) -> RestorePlan:
+    """The backups a restore can choose from and the guard's verdict; refuses a session without backups."""
+    ref = artifact_of(store, session_id)
+    found = [] if ref is None else await _backups_of(store, session_id, ref)
+    if ref is None or not found:
+        raise RepairRefused(f"{session_id} has no backups to restore "
+                            "(a repair or restore makes one beside the artifact)")
+    liveness = await asyncio.to_thread(check_liveness, ref, quiet_seconds=quiet_seconds)
+    return RestorePlan(session_id, ref, tuple(found), liveness)
 
 
 async def restore_backup(store: CoordinatedPersistence, session_id: str, backup_path: str, *, force: bool = False,

@@ -1,10 +1,40 @@
-"""Fork after a completed turn: a new session in the same root whose seed is the parent's prefix."""
+"""Fork after a completed turn: a new session in the same root whose seed is the parent's prefix.
+
+Both front ends call the same pair: ``plan_fork`` (reads only: which turn, which boundary) and
+``execute_fork`` (writes the child, never the parent).  ``fork_after_turn`` is the two back to back
+and returns the command line's JSON.  May import the standard library and the engine.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from persistence import CoordinatedPersistence, SessionPersistenceError, SessionStore
+from persistence import CoordinatedPersistence, SessionLocation, SessionPersistenceError, SessionStore
+
+
+@dataclass(frozen=True, slots=True)
+class ForkPlan:
+    session_id: str
+    turn: int  # the completed turn the child starts after
+    boundary: int  # seq of that turn's stored ``turn/end``: the last event of the seed
+
+
+@dataclass(frozen=True, slots=True)
+class ForkResult:
+    parent_id: str
+    after_turn: int
+    header: dict[str, Any]  # the child's header as JSON
+    events: int  # events the child holds (its seed plus ``session/end-seed``)
+    location: SessionLocation | None  # where the child's artifact lives (None: the store cannot say)
+
+    @property
+    def child_id(self) -> str:
+        return str(self.header["id"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.header["id"], "parentSession": self.parent_id, "afterTurn": self.after_turn,
+                "seedLength": self.header.get("seedLength"), "events": self.events, "header": self.header}
 
 
 def completed_turn_boundaries(events: list[dict[str, Any]]) -> dict[int, int]:
@@ -19,9 +49,8 @@ def completed_turn_boundaries(events: list[dict[str, Any]]) -> dict[int, int]:
     return out
 
 
-async def fork_after_turn(store: CoordinatedPersistence, session_id: str, turn: int | None,
-                          new_id: str | None = None) -> dict[str, Any]:
-    """Fork after turn ``turn`` (None: the last completed turn). The parent's log is never written.
+async def plan_fork(store: CoordinatedPersistence, session_id: str, turn: int | None) -> ForkPlan:
+    """Which boundary a fork after turn ``turn`` (None: the last completed turn) starts from.  Reads only.
 
     Only a ``turn/end`` the parent really stored counts: the synthetic closers ``inspect`` adds to an
     interrupted (or still running) turn are not a completed turn, and a seed must be a prefix of the
@@ -41,13 +70,25 @@ async def fork_after_turn(store: CoordinatedPersistence, session_id: str, turn: 
         raise SessionPersistenceError(
             f'session "{session_id}" has no completed turn {turn} (completed: {", ".join(map(str, sorted(boundaries)))})'
         )
+    return ForkPlan(session_id, turn, boundaries[turn])
+
+
+async def execute_fork(store: CoordinatedPersistence, plan: ForkPlan, new_id: str | None = None) -> ForkResult:
+    """Write the child (id ``new_id``, default a new uuid4) seeded with the parent's log through the plan's
+    boundary.  The parent's log is never written."""
     sessions = SessionStore(store)
     try:
-        child = await sessions.fork(session_id, boundary=boundaries[turn], new_id=new_id)
+        child = await sessions.fork(plan.session_id, boundary=plan.boundary, new_id=new_id)
         await sessions.flush(child.id)
         header = child.header.to_json()
         count = child.seq
     finally:
         await sessions.close()
-    return {"id": header["id"], "parentSession": session_id, "afterTurn": turn, "seedLength": header.get("seedLength"),
-            "events": count, "header": header}
+    return ForkResult(plan.session_id, plan.turn, header, count, store.locate(header))
+
+
+async def fork_after_turn(store: CoordinatedPersistence, session_id: str, turn: int | None,
+                          new_id: str | None = None) -> dict[str, Any]:
+    """Fork after turn ``turn`` (None: the last completed turn); the command line's JSON of the child."""
+    plan = await plan_fork(store, session_id, turn)
+    return (await execute_fork(store, plan, new_id)).to_json()

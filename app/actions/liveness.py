@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 
 from app.actions.artifacts import ArtifactRef, sqlite_uri
 
@@ -180,12 +180,19 @@ class LivenessVerdict:
         """Every signal's sentence, strongest first; None when nothing suggests a running agent."""
         return "; ".join(s.sentence for s in self.signals) if self.signals else None
 
-    def refusal(self, session_id: str) -> str | None:
-        """The guard's refusal message (what fired, then what ``--force`` risks); None when quiet."""
+    def refusal(self, session_id: str, action: str = "repair") -> str | None:
+        """The guard's refusal of ``action`` (what fired, then what ``--force`` risks); None when quiet."""
         why = self.reason
         if why is None:
             return None
-        return f'refusing to repair "{session_id}": {why}. Nothing was changed. {FORCE_RISK}.'
+        return f'refusing to {action} "{session_id}": {why}. Nothing was changed. {FORCE_RISK}.'
+
+    @property
+    def objection(self) -> str | None:
+        """What a dialog shows above its override box: every signal that fired, then what overriding
+        risks; None when quiet."""
+        why = self.reason
+        return None if why is None else f"{why}. {FORCE_RISK}"
 
 
 # ---------------------------------------------------------------- processes

@@ -11,6 +11,11 @@ The steps, each refusing with nothing written when its check fails:
    ``.bak-`` file is always complete; its source is checked to be the previewed revision;
 7. the engine's pinned commit (``CoordinatedPersistence.repair``): one compare-and-swap, never
    upstream's ``load`` loop that would re-read a racing writer's records as a torn tail.
+
+Both front ends call the same pair: ``plan_repair`` (steps 1 and the liveness verdict, reads only;
+the window shows it in a dialog, ``sessionscope repair --dry-run`` prints it) and ``execute_repair``
+(steps 2-7, pinned to the planned revision).  ``repair_session`` is the two back to back.
+May import the standard library, psutil, ``app.actions`` and the engine.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 
 from app.actions.artifacts import ArtifactRef, artifact_of, read_only_view, sqlite_uri
 from app.actions.liveness import (
@@ -97,6 +102,24 @@ class RepairResult:
                 "eventsAfter": self.events_after}
 
 
+@dataclass(frozen=True, slots=True)
+class RepairPlan:
+    """What a repair would write (the preview) and what the liveness guard says about it now."""
+
+    preview: RepairPreview
+    # None when it was not assessed: nothing would be written, there is no artifact, or it was not asked for.
+    liveness: LivenessVerdict | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.preview.session_id
+
+    @property
+    def objection(self) -> str | None:
+        """The guard's objection as a dialog shows it (see ``LivenessVerdict.objection``); None when quiet."""
+        return None if self.liveness is None else self.liveness.objection
+
+
 def _json_marker(value: Any) -> Any:
     """``cutFrom`` as JSON: an offset stays a number; an opaque backend marker becomes its text."""
     if value is None or isinstance(value, (int, float, str)):
@@ -132,23 +155,49 @@ def check_liveness(ref: ArtifactRef, *, quiet_seconds: float = DEFAULT_QUIET_SEC
     return assess_liveness(ref, quiet_seconds=quiet_seconds, now=now).reason
 
 
-async def assess_session(store: CoordinatedPersistence, preview: RepairPreview, *,
-                         quiet_seconds: float = DEFAULT_QUIET_SECONDS,
-                         in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS) -> LivenessVerdict:
-    """Every liveness signal for the previewed session: file ages, open handles, a harness in its cwd,
-    and a call or request still in flight at the end of its log.  Reads only."""
-    assert preview.artifact is not None
-    ref = preview.artifact
-    cwd, last = None, None
+@dataclass(frozen=True, slots=True)
+class SessionTail:
+    """The two facts the guard (and the resume command) need from the end of a log."""
+
+    cwd: str | None  # the header's working directory
+    last_event: Any  # the last stored event, or None (empty or unreadable log)
+
+
+async def read_session_tail(store: CoordinatedPersistence, session_id: str) -> SessionTail:
+    """The session's cwd and last event from a one-event tail read; empty facts when the tail is damaged."""
     try:
         async with read_only_view(store) as view:
-            tail = await view.read_tail(preview.session_id, 1)
-        cwd = tail.meta.cwd if isinstance(tail.meta.cwd, str) else None
-        last = tail.events[-1] if len(tail.events) else None
+            tail = await view.read_tail(session_id, 1)
     except (SessionPersistenceError, OSError):
-        pass  # a damaged tail still gets the file and process checks
-    return await asyncio.to_thread(lambda: assess_liveness(ref, quiet_seconds=quiet_seconds, session_cwd=cwd,
-                                                           last_event=last, in_flight_seconds=in_flight_seconds))
+        return SessionTail(None, None)  # a damaged tail still gets the file and process checks
+    cwd = tail.meta.cwd if isinstance(tail.meta.cwd, str) else None
+    return SessionTail(cwd, tail.events[-1] if len(tail.events) else None)
+
+
+async def assess_session(store: CoordinatedPersistence, preview: RepairPreview, *,
+                         quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+                         in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
+                         tail: SessionTail | None = None) -> LivenessVerdict:
+    """Every liveness signal for the previewed session: file ages, open handles, a harness in its cwd,
+    and a call or request still in flight at the end of its log (``tail``: read here when not given).
+    Reads only."""
+    assert preview.artifact is not None
+    ref = preview.artifact
+    facts = tail if tail is not None else await read_session_tail(store, preview.session_id)
+    return await asyncio.to_thread(lambda: assess_liveness(ref, quiet_seconds=quiet_seconds, session_cwd=facts.cwd,
+                                                           last_event=facts.last_event,
+                                                           in_flight_seconds=in_flight_seconds))
+
+
+async def plan_repair(store: CoordinatedPersistence, session_id: str, *, quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+                      in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS, assess: bool = True) -> RepairPlan:
+    """The preview and, when a repair would write (and ``assess``), the liveness verdict.  Reads only."""
+    preview = await preview_repair(store, session_id)
+    verdict = None
+    if assess and preview.repairable and preview.artifact is not None:
+        verdict = await assess_session(store, preview, quiet_seconds=quiet_seconds,
+                                       in_flight_seconds=in_flight_seconds)
+    return RepairPlan(preview, verdict)
 
 
 def _partial_name(path: str) -> str:
@@ -162,7 +211,7 @@ def remove_stray_partials(ref: ArtifactRef) -> list[str]:
     """Delete half-made backup copies (``.partial-<pid>-…``, and a SQLite copy's ``-journal``) of ``ref``
     whose process is gone: a killed backup leaves one, and each is a full copy of the log."""
     folder, name = os.path.split(ref.path)
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(folder or ".")
     except OSError:
@@ -375,17 +424,40 @@ async def repair_session(
     accept_loss: bool = False,
     in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
 ) -> RepairResult:
-    """Repair ``session_id`` unless refused (see the module docstring for the steps).
+    """Plan and execute in one call (see the module docstring for the steps).
 
-    ``expected_revision`` pins the repair to the preview a user saw; without it the repair is pinned
-    to the preview computed here.  ``force`` overrides only the liveness guard; ``accept_loss`` only
-    the refusal to cut intact records that follow damage.
+    ``expected_revision`` pins the repair to a preview a user saw earlier; without it the repair is
+    pinned to the preview computed here.  The guard is not assessed twice: ``execute_repair`` runs it.
     """
-    preview = await preview_repair(store, session_id)
-    if expected_revision is not None and preview.revision != expected_revision:
-        raise RepairRefused(
-            f'session "{session_id}" changed since its repair was previewed; nothing was changed — preview it again'
-        )
+    plan = await plan_repair(store, session_id, assess=False)
+    if expected_revision is not None and plan.preview.revision != expected_revision:
+        raise RepairRefused(_changed_since_preview(session_id))
+    return await execute_repair(store, plan, force=force, dry_run=dry_run, quiet_seconds=quiet_seconds,
+                                accept_loss=accept_loss, in_flight_seconds=in_flight_seconds)
+
+
+def _changed_since_preview(session_id: str) -> str:
+    return f'session "{session_id}" changed since its repair was previewed; nothing was changed — preview it again'
+
+
+async def execute_repair(
+    store: CoordinatedPersistence,
+    plan: RepairPlan,
+    *,
+    force: bool = False,
+    accept_loss: bool = False,
+    dry_run: bool = False,
+    quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+    in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
+) -> RepairResult:
+    """Commit the planned repair unless refused; the commit is pinned to the planned revision.
+
+    ``force`` overrides only the liveness guard, which runs again here on fresh evidence (a dialog may
+    have been open for minutes); ``accept_loss`` only the refusal to cut intact records that follow
+    damage.  ``dry_run`` stops after the refusals: nothing is written.
+    """
+    preview = plan.preview
+    session_id = preview.session_id
     _refuse_unrepairable(session_id, preview, accept_loss)
     if not preview.repairable or dry_run:
         return RepairResult(preview, None, preview.status, None,
@@ -393,6 +465,9 @@ async def repair_session(
     ref = preview.artifact
     if ref is None or preview.revision is None:
         raise RepairRefused(f'session "{session_id}" has no on-disk artifact to back up; nothing was changed')
+    async with read_only_view(store) as view:  # read-only: a refusal below must leave a SQLite -wal alone
+        if await view.read_stored_revision(session_id) != preview.revision:
+            raise RepairRefused(_changed_since_preview(session_id))
     if not force:
         verdict = await assess_session(store, preview, quiet_seconds=quiet_seconds, in_flight_seconds=in_flight_seconds)
         refusal = verdict.refusal(session_id)

@@ -10,22 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from app.actions.artifacts import read_only_view
 from persistence import (
-    CancelToken,
     CoordinatedPersistence,
+    ListedEntry,
     SessionDiagnosis,
     SessionLayoutError,
     SessionPersistenceError,
+    decode_segment,
+    header_listing_problem,
+    upstream_class_of,
 )
-from persistence.errors import upstream_class_of
-from persistence.jsonl import discovery
-from persistence.jsonl.paths import encode_segment
-from persistence.jsonl.storage import read_first_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,56 +41,29 @@ class VerifyRow:
 
 _VERDICT = {"ok": "ok", "open-turn": "repairable", "torn-tail": "repairable", "unsupported": "unsupported"}
 _UNLISTABLE = "the first line is not a readable session header, so the session cannot be listed"
-_ESCAPE = re.compile(r"~([0-9A-F]{4})")
-
-
-def decode_segment(name: str) -> str | None:
-    """The session id a session directory name encodes (inverse of ``encode_segment``), or None."""
-    units = bytearray()
-    i = 0
-    while i < len(name):
-        m = _ESCAPE.match(name, i)
-        if m is not None:
-            units += int(m.group(1), 16).to_bytes(2, "little")
-            i = m.end()
-        elif ord(name[i]) < 0x80:
-            units += ord(name[i]).to_bytes(2, "little")
-            i += 1
-        else:
-            return None  # encode_segment escapes every non-ASCII code unit
-    try:
-        raw = units.decode("utf-16-le", "surrogatepass")
-        return raw if raw and encode_segment(raw) == name else None
-    except (UnicodeDecodeError, ValueError):
-        return None
-
-
 @dataclass(frozen=True, slots=True)
 class _Walk:
     """What the engine's walker found under a JSONL root: transcripts (list order) and bad entries."""
 
     artifacts: list[str]
-    problems: list[discovery.Problem]
+    problems: list[ListedEntry]
     compression: str
 
 
-def _walk(store: CoordinatedPersistence) -> _Walk | None:
-    """The JSONL root's transcripts for the store's encoding and its problems; None for other stores."""
-    backend = store.backend
-    root = getattr(backend, "root", None)
-    compression = getattr(backend, "compression", None)
-    if backend.kind != "jsonl" or root is None or compression is None or not os.path.isdir(root):
+async def _walk(store: CoordinatedPersistence) -> _Walk | None:
+    """The JSONL root's transcripts for the store's encoding and its bad entries (the engine's lenient
+    listing); None for other stores."""
+    compression = store.compression
+    if store.kind != "jsonl" or compression is None or not os.path.isdir(store.root_path):
         return None
     artifacts: list[str] = []
-    problems: list[discovery.Problem] = []
-    for entry in discovery.walk_root(root):
-        if isinstance(entry, discovery.Problem):
-            if entry.kind != discovery.FLAT_FILE:  # a flat file fails the root: list() reports it
-                problems.append(entry)
-            continue
-        path = entry.transcript(compression)
-        if path is not None and os.path.isfile(path):
-            artifacts.append(path)
+    problems: list[ListedEntry] = []
+    for entry in await store.list_entries():
+        if entry.kind in (ListedEntry.UNREADABLE, ListedEntry.SYMLINK):
+            problems.append(entry)  # a flat file fails the root: list() reports it
+        elif entry.kind in (ListedEntry.SESSION, ListedEntry.BAD_HEADER) and entry.compression == compression \
+                and entry.path is not None and entry.level is None:
+            artifacts.append(entry.path)
     return _Walk(artifacts, problems, compression)
 
 
@@ -101,14 +72,16 @@ def _dir_id(path: str) -> str:
     return decode_segment(name) or name
 
 
-def _problem_row(p: discovery.Problem) -> VerifyRow:
-    name = os.path.basename(p.project) if p.level == discovery.PROJECT else p.folder_name
-    sid = name if p.level == discovery.PROJECT else (decode_segment(name) or name)
-    if p.kind == discovery.UNREADABLE:
-        what = {discovery.PROJECT: "project folder; its sessions were not checked",
-                discovery.SESSION: "session folder", discovery.TRANSCRIPT: "transcript"}[p.level]
-        return VerifyRow(sid, "unreadable", "unreadable", f"{p.reason} ({what})", p.path)
-    return VerifyRow(sid, "unsupported", p.kind, p.reason, p.path)
+def _problem_row(p: ListedEntry) -> VerifyRow:
+    name = os.path.basename(p.project or "") if p.level == ListedEntry.PROJECT else (p.folder_name or "")
+    sid = name if p.level == ListedEntry.PROJECT else (decode_segment(name) or name)
+    reason = p.problem or p.kind
+    if p.kind == ListedEntry.UNREADABLE:
+        what = {ListedEntry.PROJECT: "project folder; its sessions were not checked",
+                ListedEntry.SESSION_FOLDER: "session folder", ListedEntry.TRANSCRIPT: "transcript"}.get(p.level or "",
+                                                                                                    "transcript")
+        return VerifyRow(sid, "unreadable", "unreadable", f"{reason} ({what})", p.path)
+    return VerifyRow(sid, "unsupported", p.kind, reason, p.path)
 
 
 async def _diagnosed_row(store: CoordinatedPersistence, session_id: str, path: str | None) -> VerifyRow:
@@ -128,32 +101,11 @@ async def _diagnose(store: CoordinatedPersistence, session_id: str) -> SessionDi
         return f"{upstream_class_of(err)}: {err}"
 
 
-def _header_problem(path: str, compression: str) -> tuple[str, str] | None:
-    """(verdict, reason) when the header itself explains why ``list()`` skipped the transcript."""
-    try:
-        first = read_first_line(path, compression)
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        return "unreadable", discovery.unreadable(err, discovery.TRANSCRIPT, path, path).reason + " (transcript)"
-    except SessionPersistenceError:
-        return None  # a damaged header frame: diagnose names it
-    if first is None:
-        return None
-    try:
-        _meta, problem = discovery.read_listing_header(first)
-    except SessionPersistenceError:
-        return None
-    if problem is None:
-        return None
-    return "corrupt", f"{problem}, so the session cannot be listed"
-
-
 async def _row_for_unlisted(store: CoordinatedPersistence, path: str, compression: str | None = None) -> VerifyRow:
     """A transcript ``list()`` skipped or choked on: unreadable, or corrupt with the engine's reason."""
     sid = _dir_id(path)
     if compression is not None:
-        found = await asyncio.to_thread(_header_problem, path, compression)
+        found = await asyncio.to_thread(header_listing_problem, path, compression)
         if found is not None:
             return VerifyRow(sid, found[0], found[0], found[1], path)
     diag = await _diagnose(store, sid)
@@ -181,7 +133,7 @@ async def verify_root(store: CoordinatedPersistence) -> tuple[list[VerifyRow], s
 
 async def _verify(store: CoordinatedPersistence) -> tuple[list[VerifyRow], str | None]:
     try:
-        walk = await asyncio.to_thread(_walk, store)
+        walk = await _walk(store)
     except OSError as err:  # the root itself cannot be listed: a bad root
         return [], f"{upstream_class_of(err)}: {err}"
     try:
@@ -230,11 +182,8 @@ async def _verify_by_walk(store: CoordinatedPersistence, walk: _Walk,
 async def _verify_rows_leniently(store: CoordinatedPersistence,
                                  list_error: BaseException) -> tuple[list[VerifyRow], str | None]:
     """A store whose ``list()`` rejects as a whole (SQLite, one bad row): each row on its own."""
-    lenient = getattr(store.backend, "list_entries", None)
-    if lenient is None:
-        return [], f"{upstream_class_of(list_error)}: {list_error}"
     try:
-        entries = await asyncio.to_thread(lenient, CancelToken())
+        entries = await store.list_entries()
     except Exception as err:  # the store itself is bad (not a database, wrong schema, I/O)
         return [], f"{upstream_class_of(err)}: {err}"
     rows: list[VerifyRow] = []

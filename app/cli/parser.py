@@ -1,0 +1,63 @@
+"""The argument parser, built from the verb table, and the check of ids that came from argv.
+
+May import the standard library, ``app.cli.verbs`` and the engine's error classes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from app.cli.verbs import VERBS
+from persistence import SessionArgumentError
+
+BACKENDS = ("jsonl", "jsonl-zstd", "jsonl-none", "sqlite")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sessionscope",
+        description="Browse, inspect and repair coding-agent session logs (JSONL roots or SQLite stores).",
+    )
+    parser.add_argument("--root", help="session root for the window (default $DSH_HOME/sessions or ~/.dsh/sessions)")
+    parser.add_argument("--demo", action="store_true", help="open the window on the demo root (built once)")
+    parser.add_argument("--session", metavar="ID", help="open this session directly")
+    parser.add_argument("--screenshot", metavar="FILE", help="save a PNG of the loaded window and exit")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb in VERBS:
+        p = sub.add_parser(verb.name, help=verb.help)
+        p.add_argument("root", metavar="ROOT", help="a JSONL root directory or a SQLite store file")
+        if verb.needs_id:
+            p.add_argument("id", metavar="ID", help="session id")
+        p.add_argument("--backend", choices=BACKENDS, default=None)
+        p.add_argument("--json", action="store_true", help="print the upstream-shaped JSON result")
+        for a in verb.arguments:
+            p.add_argument(*a.flags, **a.options)
+    return parser
+
+
+def argv_text(value: str, what: str) -> str:
+    """An id from argv as the text the user meant, or a typed refusal before anything is opened.
+
+    Python hands over argv bytes that are not UTF-8 as lone surrogates U+DC80-U+DCFF
+    (surrogateescape). Bytes that are WTF-8 (UTF-8 extended to lone surrogates, which a JS
+    string may hold) become that string; any other byte sequence is refused, so no verb (fork!)
+    ever writes a session under an id the user did not type.
+    """
+    if not any("\udc80" <= ch <= "\udcff" for ch in value):
+        return value
+    raw = os.fsencode(value)
+    try:
+        text = raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise SessionArgumentError(f"{what} is not valid UTF-8: {raw!r}") from None
+    # Encoded surrogate halves that form a pair are one character, as in JS.
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def check_argv(args: argparse.Namespace) -> None:
+    """Turn every id in ``args`` into the text the user meant (see ``argv_text``), or refuse."""
+    for attr, what in (("id", "session id"), ("new_id", "new session id")):
+        value = getattr(args, attr, None)
+        if isinstance(value, str):
+            setattr(args, attr, argv_text(value, what))

@@ -1,0 +1,286 @@
+"""The verbs of ``sessionscope``: one table row and one small handler each.
+
+A row says everything the command line needs to know about a verb: its name and help, its own
+arguments, the handler (``store, args -> value``), how to render the value (``--json`` and text),
+and whether the store is opened read-only.  ``read_only`` lives here and nowhere else: a read-only
+SQLite store cannot checkpoint or change a database another process is writing.  No verb creates a
+store (``run`` opens every one with ``create=False``).
+
+Actions (repair, restore, fork, resume) call the same plan/execute pairs of ``app.actions`` as the
+window; the flags stand in for the window's dialogs.
+May import ``app.actions``, the other ``app.cli`` modules and the engine; never Qt.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.actions import backups, fork, repair, resume, verify
+from app.actions.liveness import DEFAULT_QUIET_SECONDS
+from app.cli import render
+from app.cli.results import Loaded, RepairReport, VerifyReport
+from persistence import CoordinatedPersistence, not_found
+
+Handler = Callable[[CoordinatedPersistence, argparse.Namespace], Awaitable[Any]]
+JsonRenderer = Callable[[Any], Any]
+TextRenderer = Callable[[Any, argparse.Namespace], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One argument of a verb: ``argparse.add_argument(*flags, **options)``."""
+
+    flags: tuple[str, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def arg(*flags: str, **options: Any) -> Arg:
+    return Arg(flags, options)
+
+
+@dataclass(frozen=True, slots=True)
+class Verb:
+    name: str
+    help: str
+    handler: Handler
+    text: TextRenderer
+    json: JsonRenderer = render.value_json
+    read_only: bool = False  # open the store read-only
+    read_only_if: str | None = None  # ...or when this flag is set (``repair --dry-run``)
+    needs_id: bool = True  # takes a session ID after ROOT
+    arguments: tuple[Arg, ...] = ()
+    succeeded: Callable[[Any], bool] | None = None  # False: exit 1, the output is still printed (verify)
+
+    def opens_read_only(self, args: argparse.Namespace) -> bool:
+        return self.read_only or (self.read_only_if is not None and bool(getattr(args, self.read_only_if)))
+
+
+def _quiet_seconds() -> Arg:
+    return arg(
+        "--quiet-seconds",
+        type=float,
+        default=DEFAULT_QUIET_SECONDS,
+        metavar="S",
+        help="refuse when the artifact changed less than S seconds ago (default 10)",
+    )
+
+
+# ---------------------------------------------------------------- read verbs
+
+
+async def list_headers(store: CoordinatedPersistence, _args: argparse.Namespace) -> Any:
+    return await store.list()
+
+
+async def list_snapshots(store: CoordinatedPersistence, _args: argparse.Namespace) -> Any:
+    return await store.list_snapshots()
+
+
+async def inspect_session(store: CoordinatedPersistence, args: argparse.Namespace) -> Any:
+    return await store.inspect(args.id)
+
+
+async def read_from(store: CoordinatedPersistence, args: argparse.Namespace) -> Any:
+    return await store.read_from(args.id, args.seq)
+
+
+async def raw(store: CoordinatedPersistence, args: argparse.Namespace) -> Any:
+    artifact = await store.read_raw(args.id)
+    if artifact is None:
+        raise not_found(args.id)
+    return artifact
+
+
+async def locate(store: CoordinatedPersistence, args: argparse.Namespace) -> Any:
+    meta = next((h for h in await store.list() if h.id == args.id), None)
+    if meta is None:
+        raise not_found(args.id)
+    return store.locate(meta)
+
+
+async def load(store: CoordinatedPersistence, args: argparse.Namespace) -> Loaded:
+    before = await store.read_stored_revision(args.id)
+    inspection = await store.load(args.id)
+    after = await store.read_stored_revision(args.id)
+    return Loaded(inspection, before != after)
+
+
+async def verify_root(store: CoordinatedPersistence, _args: argparse.Namespace) -> VerifyReport:
+    rows, root_error = await verify.verify_root(store)
+    lost = [] if root_error is not None else await backups.find_lost_records(store)
+    return VerifyReport(rows, root_error, lost)
+
+
+# ---------------------------------------------------------------- actions
+
+
+async def repair_session(store: CoordinatedPersistence, args: argparse.Namespace) -> RepairReport:
+    # A dry run is the plan (the guard's verdict included) plus the refusals; a real run does not
+    # assess the guard twice: execute runs it on fresh evidence.
+    plan = await repair.plan_repair(store, args.id, quiet_seconds=args.quiet_seconds, assess=args.dry_run)
+    result = await repair.execute_repair(
+        store, plan, force=args.force, dry_run=args.dry_run, quiet_seconds=args.quiet_seconds, accept_loss=args.accept_loss
+    )
+    return RepairReport(result, args.dry_run, plan.liveness)
+
+
+async def list_backups(store: CoordinatedPersistence, args: argparse.Namespace) -> Any:
+    return await backups.list_backups(store, args.id)
+
+
+async def restore_backup(store: CoordinatedPersistence, args: argparse.Namespace) -> Any:
+    return await backups.restore_backup(store, args.id, args.backup, force=args.force, quiet_seconds=args.quiet_seconds)
+
+
+async def fork_session(store: CoordinatedPersistence, args: argparse.Namespace) -> Any:
+    plan = await fork.plan_fork(store, args.id, args.after_turn)
+    return await fork.execute_fork(store, plan, args.new_id)
+
+
+async def resume_session(store: CoordinatedPersistence, args: argparse.Namespace) -> Any:
+    # --force stands for both boxes of the window's dialog: "repair it first" and "no agent is running".
+    plan = await resume.plan_resume(store, args.id, args.template or resume.DEFAULT_TEMPLATE, quiet_seconds=args.quiet_seconds)
+    return await resume.execute_resume(
+        store,
+        plan,
+        repair_confirmed=args.force,
+        force=args.force,
+        open_terminal=not args.print_only,
+        quiet_seconds=args.quiet_seconds,
+    )
+
+
+# ---------------------------------------------------------------- the table
+
+
+VERBS: tuple[Verb, ...] = (
+    Verb(
+        name="list",
+        help="list the session headers of a store",
+        handler=list_headers,
+        text=render.headers_text,
+        json=render.each_json,
+        read_only=True,
+        needs_id=False,
+    ),
+    Verb(
+        name="snapshots",
+        help="list headers with their opaque revisions",
+        handler=list_snapshots,
+        text=render.snapshots_text,
+        json=render.each_json,
+        read_only=True,
+        needs_id=False,
+    ),
+    Verb(
+        name="inspect",
+        help="read a session with in-memory crash closers (never writes)",
+        handler=inspect_session,
+        text=render.inspection_text,
+        read_only=True,
+    ),
+    Verb(
+        name="read-from",
+        help="events from SEQ on (no closers, never writes)",
+        handler=read_from,
+        text=render.read_from_text,
+        read_only=True,
+        arguments=(arg("seq", metavar="SEQ", type=int),),
+    ),
+    Verb(
+        name="raw",
+        help="print the raw JSONL artifact verbatim",
+        handler=raw,
+        text=render.raw_text,
+        read_only=True,
+    ),
+    Verb(
+        name="locate",
+        help="where the session's artifact lives",
+        handler=locate,
+        text=render.location_text,
+        read_only=True,
+    ),
+    Verb(
+        name="load",
+        help="load a session, committing crash repair if it needs one",
+        handler=load,
+        text=render.loaded_text,
+        json=render.loaded_json,
+    ),
+    Verb(
+        name="repair",
+        help="close an interrupted turn / cut a torn tail, after a backup (preview with --dry-run)",
+        handler=repair_session,
+        text=render.repair_text,
+        json=render.repair_json,
+        read_only_if="dry_run",
+        arguments=(
+            arg("--dry-run", action="store_true", help="show what would change; write nothing"),
+            arg("--force", action="store_true", help="skip the liveness guard (artifact changed recently)"),
+            _quiet_seconds(),
+            arg(
+                "--accept-loss",
+                action="store_true",
+                help="also cut intact records that follow damage (refused by default; they stay in the backup)",
+            ),
+        ),
+    ),
+    Verb(
+        name="backups",
+        help="list the repair backups of a session and what each holds that the log lacks",
+        handler=list_backups,
+        text=render.backups_text,
+        json=render.backups_json,
+        read_only=True,
+    ),
+    Verb(
+        name="restore",
+        help="put a backup back as the session's log (the current log is backed up first)",
+        handler=restore_backup,
+        text=render.restore_text,
+        json=render.restore_json,
+        arguments=(
+            arg("--backup", required=True, metavar="PATH", help="the backup file (see `sessionscope backups`)"),
+            arg("--force", action="store_true", help="skip the liveness guard"),
+            _quiet_seconds(),
+        ),
+    ),
+    Verb(
+        name="fork",
+        help="create a new session seeded with the log through a completed turn",
+        handler=fork_session,
+        text=render.fork_text,
+        arguments=(
+            arg("--after-turn", type=int, required=True, metavar="N"),
+            arg("--id", dest="new_id", metavar="NEW", help="id of the new session (default: a new uuid4)"),
+        ),
+    ),
+    Verb(
+        name="resume",
+        help="commit pending repair, then run the harness resume command in a terminal",
+        handler=resume_session,
+        text=render.resume_text,
+        arguments=(
+            arg("--print", dest="print_only", action="store_true", help="print the command instead of running it"),
+            arg("--force", action="store_true", help="commit a pending repair, and go on while the liveness guard objects"),
+            _quiet_seconds(),
+            arg("--template", default=None, help="command template ({id}, {cwd}, {root})"),
+        ),
+    ),
+    Verb(
+        name="verify",
+        help="check every session like fsck; exit 0 only when all are ok",
+        handler=verify_root,
+        text=render.verify_text,
+        json=render.verify_json,
+        read_only=True,
+        needs_id=False,
+        succeeded=lambda report: report.ok,
+    ),
+)
+
+VERBS_BY_NAME: Mapping[str, Verb] = {v.name: v for v in VERBS}
