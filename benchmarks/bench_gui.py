@@ -139,7 +139,7 @@ async def until(pred: Any, timeout: float = 600.0, step: float = 0.002) -> float
 
 
 async def bench_list(root: str, n: int, out: dict[str, Any]) -> None:
-    from app.gui.views.main_window import MainWindow
+    from app.gui.window.main_window import MainWindow
 
     w = MainWindow(restore_geometry=False)
     w.show()
@@ -161,7 +161,7 @@ async def bench_list(root: str, n: int, out: dict[str, Any]) -> None:
 
 
 async def bench_session(root: str, out: dict[str, Any]) -> None:
-    from app.gui.views.main_window import MainWindow
+    from app.gui.window.main_window import MainWindow
 
     w = MainWindow(restore_geometry=False)
     w.show()
@@ -178,7 +178,7 @@ async def bench_session(root: str, out: dict[str, Any]) -> None:
     ready.clear()
     indexed.clear()
     w.opened_keys.clear()
-    engine = w.controller.store.store if w.controller.store is not None else None
+    engine = w.controller.store.engine if w.controller.store is not None else None
     cache = getattr(engine, "_cache", None)
     if cache is not None:
         cache.clear()  # measure a cold open: the engine must parse the log again
@@ -283,13 +283,14 @@ def main() -> None:
         build_big(big, args.events)
     out["generate_roots_s"] = time.perf_counter() - t
 
-    from app.gui.diagnose_worker import warm_pool
-    from app.gui.qtfix import guard_bool_refcounts
-
-    warm_pool()  # as the app does at start-up
-    guard_bool_refcounts()
     import qasync
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QApplication  # before the warm-up thread starts: no two threads import Qt
+
+    from app.gui.runtime.responsiveness import apply_responsiveness_knobs
+    from app.gui.runtime.worker_processes import warm_pool
+
+    warm_pool()  # as the app does at start-up: worker processes start while Qt sets up the window
+    apply_responsiveness_knobs()
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     loop = qasync.QEventLoop(app)
@@ -303,7 +304,7 @@ def main() -> None:
 
     with loop:
         loop.run_until_complete(run_all())
-    from app.gui.diagnose_worker import shutdown_pool
+    from app.gui.runtime.worker_processes import shutdown_pool
 
     shutdown_pool()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

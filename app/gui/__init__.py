@@ -1,6 +1,19 @@
-"""SessionScope's desktop window: thin Qt adapters over the persistence engine.
+"""SessionScope's desktop window (PySide6): thin Qt adapters over the engine and the Qt-free packages.
 
-Layout: ``models/`` (one QAbstractItemModel per concept), ``views/`` (widgets that lay out and forward
-user intent), controllers for the session list, the open session and live refresh, and Qt-free helpers
-(``scan``, ``rawtext``) that worker threads run.
+Layout, from the bottom up (a package imports only the ones above it in this list, plus the public
+``persistence`` package, ``app.timeline``, ``app.actions``, ``app.paths`` and ``app.demo``):
+
+- ``style.py``, ``settings.py``: the palette and formatting; what the window remembers (QSettings).
+- ``models/``: one Qt item model per concept, and the plain values they show (``session_row``,
+  ``raw_text``); no I/O.
+- ``runtime/``: how work runs without freezing the window: jobs, worker threads, the process pool
+  and the root scan it runs, the read-only engine handle, the collector policy and the process-wide
+  knobs (applied once, by ``launch``).
+- ``views/`` and ``dialogs/``: widgets that lay out models and forward what the user asks for; no
+  view or dialog imports a controller.
+- ``controllers/``: the session list, the session loader, the diagnosis pass, the session actions
+  and the root watcher: they own the jobs and hold no widgets of their own (the actions open dialogs).
+- ``window/``: the main window, the one place that wires controllers to views, its menus and the
+  ``--screenshot`` capture.
+- ``launch.py``: ``run_app``, the entry point the command line calls (imports no Qt until called).
 """

@@ -1,23 +1,25 @@
-"""Entry point the CLI calls: ``run_app(root, demo, session, screenshot)`` opens the window."""
+"""Entry point the CLI calls: ``run_app(root, demo, session, screenshot)`` opens the window.
+
+Importing this module imports no Qt (the command line imports it to learn whether the window can
+run); Qt, qasync and the window are imported inside ``run_app``, which also applies the process-wide
+responsiveness knobs once (``runtime.responsiveness``).  Default folders come from ``app.paths``, the
+demo from ``app.demo``.
+
+May import: ``app.paths`` at module level; ``app.demo``, ``app.gui.runtime`` and ``app.gui.window``
+inside ``run_app``.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
 from pathlib import Path
 
+from app.paths import default_root, demo_root_path
+
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 ICON_NAME = "sessionscope.svg"
-
-
-def default_root() -> str:
-    """``$DSH_HOME/sessions``, else ``~/.dsh/sessions`` (the harness's own default)."""
-    home = os.environ.get("DSH_HOME")
-    if home:
-        return os.path.join(home, "sessions")
-    return os.path.join(os.path.expanduser("~"), ".dsh", "sessions")
 
 
 def resources_dir() -> Path:
@@ -37,15 +39,15 @@ def run_app(root: str | None = None, demo: bool = False, session: str | None = N
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
-    from app.gui.demo import demo_root_path, ensure_demo_root
-    from app.gui.diagnose_worker import shutdown_pool, warm_pool
-    from app.gui.qtfix import guard_bool_refcounts
-    from app.gui.screenshot import capture
-    from app.gui.views.main_window import MainWindow
+    from app.demo import ensure_demo_root
+    from app.gui.runtime.responsiveness import apply_responsiveness_knobs
+    from app.gui.runtime.worker_processes import shutdown_pool, warm_pool
+    from app.gui.window.main_window import MainWindow
+    from app.gui.window.screenshot import capture
 
     logging.basicConfig(level=logging.WARNING, format="sessionscope: %(levelname)s: %(message)s")
-    warm_pool()  # worker processes start while Qt sets up the window
-    guard_bool_refcounts()
+    warm_pool()  # worker processes start while Qt sets up the window (PySide6 is imported above: no race)
+    apply_responsiveness_knobs()  # GIL switch interval, collector, PySide6 refcount guard: once, here
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("SessionScope")
@@ -89,4 +91,4 @@ def run_app(root: str | None = None, demo: bool = False, session: str | None = N
     return int(result["code"])
 
 
-__all__ = ["default_root", "run_app"]
+__all__ = ["run_app"]

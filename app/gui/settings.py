@@ -1,4 +1,9 @@
-"""What the window remembers between runs (QSettings): geometry, splitters, last root, recent roots."""
+"""What the window remembers between runs (QSettings): geometry, splitters, last root, recent roots,
+and the action settings (liveness quiet time, resume template).
+
+The defaults of the action settings are the actions' own (``app.actions``), so the window and the
+command line start from the same values.  May import PySide6 and ``app.actions``.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,10 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from app.actions.liveness import DEFAULT_QUIET_SECONDS
+from app.actions.resume import DEFAULT_TEMPLATE
+
 MAX_RECENT = 8
-DEFAULT_QUIET_SECONDS = 10.0
 
 
 class AppSettings:
@@ -56,8 +63,6 @@ class AppSettings:
             return DEFAULT_QUIET_SECONDS
 
     def resume_template(self) -> str:
-        from app.actions.resume import DEFAULT_TEMPLATE
-
         v = self.q.value("actions/resumeTemplate")
         return v if isinstance(v, str) and v.strip() else DEFAULT_TEMPLATE
 

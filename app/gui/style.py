@@ -1,4 +1,7 @@
-"""Colours, fonts and labels shared by the models (one palette, readable on light and dark themes)."""
+"""Colours, fonts and labels shared by the models (one palette, readable on light and dark themes).
+
+May import: PySide6.QtGui and the standard library.
+"""
 
 from __future__ import annotations
 

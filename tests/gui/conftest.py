@@ -25,16 +25,17 @@ import pytest  # noqa: E402
 import qasync  # noqa: E402
 from PySide6.QtCore import QSettings  # noqa: E402
 
-from app.gui.qtfix import guard_bool_refcounts  # noqa: E402
+from app.gui.runtime.pyside_refcount_guard import guard_bool_refcounts  # noqa: E402
 
-guard_bool_refcounts()
+guard_bool_refcounts()  # before any Qt object exists; the other knobs come with the first window
 
 from guikit import UPSTREAM, WAIT_MS, copy_private, need_upstream  # noqa: E402
 
-from app.gui.demo import build_demo_root  # noqa: E402
-from app.gui.diagnose_worker import shutdown_pool  # noqa: E402
+from app.demo import build_demo_root  # noqa: E402
+from app.gui.runtime.responsiveness import apply_responsiveness_knobs  # noqa: E402
+from app.gui.runtime.worker_processes import shutdown_pool  # noqa: E402
 from app.gui.settings import AppSettings  # noqa: E402
-from app.gui.views.main_window import MainWindow  # noqa: E402
+from app.gui.window.main_window import MainWindow  # noqa: E402
 
 Runner = Callable[..., Any]
 
@@ -89,6 +90,7 @@ def make_window(qtbot: Any, aloop: asyncio.AbstractEventLoop, arun: Runner,
 
     def make(root: str | Path | None = None, *, session: str | None = None, poll_ms: int = 60_000) -> MainWindow:
         settings = AppSettings(QSettings(str(tmp_path / f"settings-{len(windows)}.ini"), QSettings.Format.IniFormat))
+        apply_responsiveness_knobs()  # as the launcher does before its window (once per process)
         w = MainWindow(settings, poll_ms=poll_ms, restore_geometry=False)
         w.show()
         windows.append(w)

@@ -33,7 +33,7 @@ def need_upstream() -> None:
 def wait_listed(qtbot: Any, w: Any, *, details: bool = True) -> None:
     qtbot.waitUntil(w.controller.listed.is_set, timeout=WAIT_MS)
     if details:
-        qtbot.waitUntil(lambda: w.details.is_idle() and all(r.status != "pending" for r in w.session_model.rows()),
+        qtbot.waitUntil(lambda: w.diagnosis_pass.is_idle() and all(r.status != "pending" for r in w.session_model.rows()),
                         timeout=WAIT_MS)
 
 

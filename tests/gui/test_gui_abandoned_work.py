@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from app.gui.gcpolicy import scrub_exception
-from app.gui.jobs import Jobs
-from app.gui.workers import Cancelled, in_thread
+from app.gui.runtime.collector import scrub_exception
+from app.gui.runtime.jobs import Jobs
+from app.gui.runtime.worker_threads import Cancelled, in_thread
 
 pytestmark = pytest.mark.timeout(60)
 

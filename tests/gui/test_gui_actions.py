@@ -21,9 +21,9 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog
 
-from app.gui.views.action_dialogs import ConfirmDialog, RepairDialog, ResumeDialog
+from app.gui.dialogs import ConfirmDialog, RepairDialog, ResumeDialog
+from app.timeline import INTERRUPTED
 from persistence import JsonlSessionPersistence, open_store
-from persistence.timeline import INTERRUPTED
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -101,19 +101,19 @@ def open_on(qtbot: Any, make_window: Any, target: Path, sid: str) -> Any:
 
 
 def wait_dialog(qtbot: Any, w: Any, kind: type) -> Any:
-    qtbot.waitUntil(lambda: isinstance(w.actions.dialog, kind) and w.actions.dialog.isVisible(), timeout=WAIT_MS)
-    return w.actions.dialog
+    qtbot.waitUntil(lambda: isinstance(w.session_ops.dialog, kind) and w.session_ops.dialog.isVisible(), timeout=WAIT_MS)
+    return w.session_ops.dialog
 
 
 def record_done(w: Any) -> list[tuple[str, str, str]]:
     seen: list[tuple[str, str, str]] = []
-    w.actions.done.connect(lambda a, o, m: seen.append((a, o, m)))
+    w.session_ops.done.connect(lambda a, o, m: seen.append((a, o, m)))
     return seen
 
 
 def wait_done(qtbot: Any, seen: list[Any], w: Any) -> tuple[str, str, str]:
     """The next outcome not yet consumed, once the action's job has wound up."""
-    qtbot.waitUntil(lambda: bool(seen) and not w.actions.busy, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bool(seen) and not w.session_ops.busy, timeout=WAIT_MS)
     return seen.pop(0)  # type: ignore[no-any-return]
 
 
@@ -126,12 +126,12 @@ def test_repair_previews_backs_up_commits_and_reloads(qtbot: Any, make_window: A
     target, folder = make_root(arun, tmp_path, backend)
     w = open_on(qtbot, make_window, target, "crashed")
     row = w.current_row()
-    assert row.status == "open-turn" and w.act_repair.isEnabled()
+    assert row.status == "open-turn" and w.menus.repair.isEnabled()
     artifact = Path(row.path) if backend != "sqlite" else target
     original = artifact.read_bytes()
     seen = record_done(w)
 
-    w.act_repair.trigger()
+    w.menus.repair.trigger()
     dlg = wait_dialog(qtbot, w, RepairDialog)
     text = dlg.details.toPlainText()
     assert '"type":"turn/end"' in text and '"interrupted"' in text and "synthetic event" in text
@@ -155,7 +155,7 @@ def test_repair_previews_backs_up_commits_and_reloads(qtbot: Any, make_window: A
                     and w.loader.current.diagnosis.status == "ok", timeout=WAIT_MS)
     last_turn = w.timeline_model.node(w.timeline_model.index(w.timeline_model.rowCount() - 1, 0))
     assert last_turn.label == "Turn 2" and INTERRUPTED in last_turn.flags
-    assert not w.act_repair.isEnabled()
+    assert not w.menus.repair.isEnabled()
 
 
 def test_repair_cancel_writes_nothing(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_repair_cancel_writes_nothing(qtbot: Any, make_window: Any, arun: Any, t
     w = open_on(qtbot, make_window, target, "crashed")
     before = digest(folder)
     seen = record_done(w)
-    w.act_repair.trigger()
+    w.menus.repair.trigger()
     dlg = wait_dialog(qtbot, w, RepairDialog)
     dlg.reject()
     assert wait_done(qtbot, seen, w)[:2] == ("repair", "cancelled")
@@ -176,7 +176,7 @@ def test_repair_liveness_guard_needs_an_explicit_override(qtbot: Any, make_windo
     target, folder = make_root(arun, tmp_path, age=None)  # just written: an agent may still be running
     w = open_on(qtbot, make_window, target, "crashed")
     seen = record_done(w)
-    w.act_repair.trigger()
+    w.menus.repair.trigger()
     dlg = wait_dialog(qtbot, w, RepairDialog)
     assert dlg.liveness is not None and "changed" in dlg.liveness
     assert not dlg.repair_button.isEnabled()
@@ -193,7 +193,7 @@ def test_repair_refuses_if_the_log_changed_after_the_preview(qtbot: Any, make_wi
     target, folder = make_root(arun, tmp_path)
     w = open_on(qtbot, make_window, target, "crashed")
     seen = record_done(w)
-    w.act_repair.trigger()
+    w.menus.repair.trigger()
     dlg = wait_dialog(qtbot, w, RepairDialog)
     path = Path(w.current_row().path)
     with open(path, "ab") as f:  # a writer appended (half a frame) while the dialog was open
@@ -203,7 +203,7 @@ def test_repair_refuses_if_the_log_changed_after_the_preview(qtbot: Any, make_wi
     action, outcome, message = wait_done(qtbot, seen, w)
     assert (action, outcome) == ("repair", "refused") and "changed since" in message
     assert not backups(folder)
-    qtbot.waitUntil(lambda: w.actions.error_box is not None and w.actions.error_box.isVisible(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.session_ops.error_box is not None and w.session_ops.error_box.isVisible(), timeout=WAIT_MS)
 
 
 def test_corrupt_log_is_never_repaired_but_can_be_copied(qtbot: Any, make_window: Any, arun: Any,
@@ -214,19 +214,19 @@ def test_corrupt_log_is_never_repaired_but_can_be_copied(qtbot: Any, make_window
     broken = next(r for r in w.session_model.rows() if r.status == "corrupt")
     assert w.list_pane.select_key(broken.key)
     qtbot.waitUntil(lambda: w.current_row() is not None and w.current_row().key == broken.key, timeout=WAIT_MS)
-    assert w.act_repair.isEnabled() and w.act_copy_raw.isEnabled() and not w.act_resume.isEnabled()
+    assert w.menus.repair.isEnabled() and w.menus.copy_raw.isEnabled() and not w.menus.resume.isEnabled()
     before = digest(folder)
     seen = record_done(w)
-    w.act_repair.trigger()
+    w.menus.repair.trigger()
     dlg = wait_dialog(qtbot, w, RepairDialog)
     assert dlg.repair_button is None and dlg.copy_button is not None
     dlg.copy_button.click()
     assert wait_done(qtbot, seen, w)[:2] == ("repair", "cancelled")
-    qtbot.waitUntil(lambda: w.actions.file_dialog is not None and w.actions.file_dialog.isVisible(), timeout=WAIT_MS)
-    w.actions.file_dialog.reject()
+    qtbot.waitUntil(lambda: w.session_ops.file_dialog is not None and w.session_ops.file_dialog.isVisible(), timeout=WAIT_MS)
+    w.session_ops.file_dialog.reject()
     dest = tmp_path / "out" / "evidence.bin"
     dest.parent.mkdir()
-    w.actions.copy_raw(broken, str(dest))
+    w.session_ops.copy_raw(broken, str(dest))
     assert wait_done(qtbot, seen, w)[:2] == ("copy", "done")
     assert dest.read_bytes() == Path(broken.path).read_bytes()
     assert digest(folder) == before
@@ -245,7 +245,7 @@ def test_window_repair_of_upstream_fixture_matches_upstream_after(qtbot: Any, ma
     w.list_pane.select_key(row.key)
     wait_opened(qtbot, w, row.key)
     seen = record_done(w)
-    w.act_repair.trigger()
+    w.menus.repair.trigger()
     wait_dialog(qtbot, w, RepairDialog).repair_button.click()
     assert wait_done(qtbot, seen, w)[:2] == ("repair", "done")
     rel = Path(row.path).relative_to(root)
@@ -272,9 +272,9 @@ def test_fork_here_creates_selects_and_shows_lineage(qtbot: Any, make_window: An
     w = open_on(qtbot, make_window, target, "calm")
     parent_before = Path(w.current_row().path).read_bytes()
     _select_turn(w, 1)
-    assert w.act_fork_here.isEnabled() and "after turn 1" in w.act_fork_here.text()
+    assert w.menus.fork_here.isEnabled() and "after turn 1" in w.menus.fork_here.text()
     seen = record_done(w)
-    w.act_fork_here.trigger()
+    w.menus.fork_here.trigger()
     wait_dialog(qtbot, w, ConfirmDialog).accept_button.click()
     action, outcome, message = wait_done(qtbot, seen, w)
     assert (action, outcome) == ("fork", "done"), message
@@ -305,7 +305,7 @@ def test_fork_cancel_and_open_turn_offer_nothing(qtbot: Any, make_window: Any, a
     target, folder = make_root(arun, tmp_path)
     w = open_on(qtbot, make_window, target, "crashed")
     _select_turn(w, 2)
-    assert not w.act_fork_here.isEnabled() and "has not completed" in w.act_fork_here.text()
+    assert not w.menus.fork_here.isEnabled() and "has not completed" in w.menus.fork_here.text()
     pos = w.timeline_pane.tree.visualRect(w.timeline_pane.tree.currentIndex()).center()
     w.timeline_pane._context_menu(pos)
     [entry] = w.timeline_pane.last_menu.actions()
@@ -313,7 +313,7 @@ def test_fork_cancel_and_open_turn_offer_nothing(qtbot: Any, make_window: Any, a
     w.timeline_pane.last_menu.close()
     before = digest(folder)
     seen = record_done(w)
-    w.act_fork_last.trigger()  # from the list: the last completed turn (turn 1)
+    w.menus.fork_last.trigger()  # from the list: the last completed turn (turn 1)
     dlg = wait_dialog(qtbot, w, ConfirmDialog)
     assert "last completed turn" in dlg.findChildren(type(w.session_label))[0].text()
     dlg.reject()
@@ -330,7 +330,7 @@ def test_fork_from_the_list_menu_on_sqlite(qtbot: Any, make_window: Any, arun: A
     w.list_pane.last_menu.close()
     assert any("last completed turn" in t for t in menu_texts)
     seen = record_done(w)
-    w.act_fork_last.trigger()
+    w.menus.fork_last.trigger()
     wait_dialog(qtbot, w, ConfirmDialog).accept_button.click()
     assert wait_done(qtbot, seen, w)[:2] == ("fork", "done")
     qtbot.waitUntil(lambda: w.current_row() is not None and w.current_row().parent_id == "crashed", timeout=WAIT_MS)
@@ -360,7 +360,7 @@ def test_resume_opens_the_template_command_in_a_terminal(qtbot: Any, make_window
     w = open_on(qtbot, make_window, target, "calm")
     before = digest(folder)
     seen = record_done(w)
-    w.act_resume.trigger()
+    w.menus.resume.trigger()
     dlg = wait_dialog(qtbot, w, ResumeDialog)
     assert dlg.confirm_repair is None and dlg.terminal_button.isEnabled()
     assert dlg.command_label.text() == "dsh --profile tui --resume calm"
@@ -380,7 +380,7 @@ def test_resume_of_a_crashed_session_repairs_only_after_confirmation(qtbot: Any,
     target, folder = make_root(arun, tmp_path)
     w = open_on(qtbot, make_window, target, "crashed")
     seen = record_done(w)
-    w.act_resume.trigger()
+    w.menus.resume.trigger()
     dlg = wait_dialog(qtbot, w, ResumeDialog)
     assert dlg.confirm_repair is not None
     assert not dlg.terminal_button.isEnabled() and not dlg.copy_button.isEnabled()
@@ -400,21 +400,21 @@ def test_resume_cancel_and_missing_harness_write_nothing(qtbot: Any, make_window
     w = open_on(qtbot, make_window, target, "crashed")
     before = digest(folder)
     seen = record_done(w)
-    w.act_resume.trigger()
+    w.menus.resume.trigger()
     wait_dialog(qtbot, w, ResumeDialog).reject()
     assert wait_done(qtbot, seen, w)[:2] == ("resume", "cancelled")
 
-    w.act_resume.trigger()
+    w.menus.resume.trigger()
     dlg = wait_dialog(qtbot, w, ResumeDialog)
     dlg.template.setText("no-such-harness-for-sessionscope --resume {id}")
     dlg.confirm_repair.setChecked(True)
     dlg.terminal_button.click()
     action, outcome, message = wait_done(qtbot, seen, w)
     assert (action, outcome) == ("resume", "failed") and "not found on PATH" in message
-    qtbot.waitUntil(lambda: w.actions.error_box is not None and w.actions.error_box.isVisible(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.session_ops.error_box is not None and w.session_ops.error_box.isVisible(), timeout=WAIT_MS)
     assert digest(folder) == before and not backups(folder) and not fake_tools.exists()
 
-    w.act_resume.trigger()
+    w.menus.resume.trigger()
     dlg = wait_dialog(qtbot, w, ResumeDialog)
     dlg.template.setText("dsh --resume {id")
     assert not dlg.terminal_button.isEnabled() and "malformed" in dlg.command_label.text()
@@ -425,10 +425,10 @@ def test_resume_cancel_and_missing_harness_write_nothing(qtbot: Any, make_window
 def test_actions_follow_the_selected_status(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
     target, _folder = make_root(arun, tmp_path)
     w = open_on(qtbot, make_window, target, "calm")
-    assert not w.act_repair.isEnabled() and w.act_fork_last.isEnabled() and w.act_resume.isEnabled()
+    assert not w.menus.repair.isEnabled() and w.menus.fork_last.isEnabled() and w.menus.resume.isEnabled()
     w.select_session("crashed")
     qtbot.waitUntil(lambda: w.current_row().session_id == "crashed", timeout=WAIT_MS)
-    assert w.act_repair.isEnabled()
+    assert w.menus.repair.isEnabled()
 
 
 def test_resume_with_the_guard_overridden_repairs_then_launches(qtbot: Any, make_window: Any, arun: Any,
@@ -437,7 +437,7 @@ def test_resume_with_the_guard_overridden_repairs_then_launches(qtbot: Any, make
     target, folder = make_root(arun, tmp_path, age=None)  # just written: the guard objects
     w = open_on(qtbot, make_window, target, "crashed")
     seen = record_done(w)
-    w.act_resume.trigger()
+    w.menus.resume.trigger()
     dlg = wait_dialog(qtbot, w, ResumeDialog)
     assert dlg.liveness is not None and not dlg.terminal_button.isEnabled()
     dlg.confirm_repair.setChecked(True)
@@ -456,7 +456,7 @@ def test_resuming_a_session_that_is_being_written_needs_the_override(qtbot: Any,
     target, _folder = make_root(arun, tmp_path, age=None)
     w = open_on(qtbot, make_window, target, "calm")  # balanced, but written a moment ago
     seen = record_done(w)
-    w.act_resume.trigger()
+    w.menus.resume.trigger()
     dlg = wait_dialog(qtbot, w, ResumeDialog)
     assert dlg.confirm_repair is None and dlg.liveness is not None
     assert not dlg.copy_button.isEnabled()

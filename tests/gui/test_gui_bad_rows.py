@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from guikit import WAIT_MS, wait_listed
 
-from app.gui import list_controller
+from app.gui.controllers import session_list
 from persistence import JsonlSessionPersistence
 from persistence.jsonl.paths import log_path
 
@@ -96,7 +96,7 @@ def test_bad_sessions_are_bad_rows_and_the_rest_are_judged(qtbot: Any, make_wind
     _write(arun, outside, ["linked"])
     os.symlink(outside / "--w--" / "linked", root / "--w--" / "linked")
     locked = root / "--w--" / "locked"
-    monkeypatch.setattr(list_controller, "shared_pool", lambda: None)  # list in this process, where _deny applies
+    monkeypatch.setattr(session_list, "shared_pool", lambda: None)  # list in this process, where _deny applies
     _deny(monkeypatch, locked)
 
     w = make_window(root)
@@ -164,7 +164,7 @@ def test_a_bad_root_shows_its_error_in_the_list_area(qtbot: Any, make_window: An
     else:
         target = tmp_path / "root"
         _write(arun, target, ["a"])
-        monkeypatch.setattr(list_controller, "shared_pool", lambda: None)
+        monkeypatch.setattr(session_list, "shared_pool", lambda: None)
         _deny(monkeypatch, target)
     failures: list[tuple[str, str]] = []
     w = make_window()

@@ -10,7 +10,7 @@ from guikit import WAIT_MS, make_turn, wait_listed, wait_opened
 from PySide6.QtCore import QSettings, Qt
 
 from app.gui.settings import AppSettings
-from app.gui.views.main_window import TAB_HEADER, TAB_RAW, TAB_TIMELINE
+from app.gui.window.main_window import TAB_HEADER, TAB_RAW, TAB_TIMELINE
 from persistence import JsonlSessionPersistence
 
 pytestmark = pytest.mark.timeout(60)

@@ -155,7 +155,7 @@ def test_sqlite_store_follows_a_live_writer(qtbot: Any, make_window: Any, arun: 
 
 def test_a_long_session_previews_its_tail_then_keeps_the_users_row(qtbot: Any, make_window: Any, arun: Any,
                                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.gui.session_loader as session_loader
+    import app.gui.controllers.session_loader as session_loader
 
     monkeypatch.setattr(session_loader, "PREVIEW_EVENTS", 200)
     monkeypatch.setattr(session_loader, "PREVIEW_PAINT_S", 0.6)  # time to pick a row before the full read lands
@@ -187,7 +187,7 @@ def test_a_long_session_previews_its_tail_then_keeps_the_users_row(qtbot: Any, m
 
 def test_stopping_a_long_load_during_its_preview_says_so(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.gui.session_loader as session_loader
+    import app.gui.controllers.session_loader as session_loader
 
     monkeypatch.setattr(session_loader, "PREVIEW_EVENTS", 200)
     monkeypatch.setattr(session_loader, "PREVIEW_PAINT_S", 1.0)

@@ -13,7 +13,7 @@ from test_gui_actions import HOUR, _age, backups, make_root, open_on, record_don
 
 from app.actions.artifacts import ArtifactRef
 from app.actions.repair import backup_artifact
-from app.gui.views.action_dialogs import RepairDialog, RestoreDialog
+from app.gui.dialogs import RepairDialog, RestoreDialog
 from persistence.model.jsontext import js_dumps
 
 pytestmark = pytest.mark.timeout(120)
@@ -67,7 +67,7 @@ def test_repair_dialog_requires_consent_to_cut_intact_records(qtbot: Any, make_w
     _age(folder, HOUR)
     w = open_on(qtbot, make_window, target, "crashed")
     seen = record_done(w)
-    w.act_repair.trigger()
+    w.menus.repair.trigger()
     dlg = wait_dialog(qtbot, w, RepairDialog)
     assert dlg.accept_loss is not None and not dlg.repair_button.isEnabled()
     dlg.accept_loss.setChecked(True)

@@ -1,4 +1,7 @@
-"""Qt-free helpers: the root walk, segment decoding and the raw line index agree with the engine."""
+"""Qt-free helpers: the root walk, segment decoding and the raw line index agree with the engine.
+
+(The window decodes folder names with the engine's ``decode_segment`` now: one decoder, one meaning.)
+"""
 
 from __future__ import annotations
 
@@ -10,10 +13,9 @@ from guikit import UPSTREAM, copy_private, need_upstream
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.gui.rawtext import decode_jsonl, decode_records
-from app.gui.scan import decode_segment, scan_root, session_dir_of
-from persistence import open_store
-from persistence.jsonl.paths import encode_segment
+from app.gui.models.raw_text import decode_jsonl, decode_records
+from app.gui.runtime.root_scan import scan_root, session_dir_of
+from persistence import decode_segment, encode_segment, open_store
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -99,6 +101,6 @@ def test_torn_and_corrupt_artifacts_decode_what_they_can(tmp_path: Path) -> None
      b'"texts":["\\"dt\\":[1,2,3,4]","b"]}}', 2),
 ])
 def test_packed_row_member_count_without_a_full_parse(line: bytes, members: int) -> None:
-    from app.gui.rawtext import _row_members
+    from app.gui.models.raw_text import _row_members
 
     assert _row_members(line) == members

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtGui import QImage
 
-from app.gui.screenshot import capture
+from app.gui.window.screenshot import capture
 
 pytestmark = pytest.mark.timeout(90)
 REPO = Path(__file__).resolve().parents[2]

@@ -1,7 +1,7 @@
 """The background pass that fills status, event count and title into listed rows.
 
 Sessions are diagnosed in batches, visible rows first, in worker processes when available (see
-``diagnose_worker``) and through the window's engine gate otherwise.  Results are cached by revision:
+``runtime.worker_processes``) and through the window's ``ViewerStore`` otherwise.  Results are cached by revision:
 a row whose artifact did not change is never diagnosed twice, and results reach the model in batches
 so a 10k-row list is not repainted 10k times.
 """
@@ -17,18 +17,21 @@ from concurrent.futures.process import BrokenProcessPool
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.gui.diagnose_worker import Job, diagnose_batch, diagnose_one, shared_pool
-from app.gui.engine import EngineGate
-from app.gui.gcpolicy import settle
-from app.gui.jobs import Jobs
+from app.gui.controllers.open_root import OpenRoot
+from app.gui.models.session_row import Details
 from app.gui.models.sessions import SessionListModel
-from app.gui.rows import Details
+from app.gui.runtime.collector import settle
+from app.gui.runtime.jobs import Jobs
+from app.gui.runtime.viewer_store import ViewerStore
+from app.gui.runtime.worker_processes import Job, diagnose_batch, diagnose_one, shared_pool
 
 log = logging.getLogger(__name__)
 BATCH = 16
 
 
-class DetailsPass(QObject):
+class DiagnosisPass(QObject):
+    """Fills ``Details`` into listed rows in the background, visible rows first."""
+
     progressed = Signal(int)  # rows still waiting
 
     def __init__(self, model: SessionListModel, jobs: Jobs, *, flush_ms: int = 200, use_processes: bool = True,
@@ -37,7 +40,7 @@ class DetailsPass(QObject):
         self._model = model
         self._jobs = jobs
         self._use_processes = use_processes
-        self._store: EngineGate | None = None
+        self._store: ViewerStore | None = None
         self._root: str | None = None
         self._pool: Executor | None = None
         self._queue: deque[str] = deque()
@@ -59,7 +62,10 @@ class DetailsPass(QObject):
 
     # ------------------------------------------------------------ control
 
-    def set_store(self, store: EngineGate | None, root: str | None = None) -> None:
+    def set_root(self, opened: OpenRoot | None) -> None:
+        """Diagnose the rows of ``opened`` from now on (None: stop); every cached result is dropped."""
+        store = None if opened is None else opened.store
+        root = None if opened is None else opened.path
         for i in range(self._workers):
             self._jobs.cancel(f"details-{i}")
         self._generation += 1

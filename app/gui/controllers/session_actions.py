@@ -1,10 +1,18 @@
-"""The window's session actions: repair, fork, resume and copying the raw artifact.
+"""The window's session actions: repair, restore, fork, resume and copying the raw artifact.
 
 Each action is one job (a second one waits its turn: the user is told, nothing is queued).  The
 action opens its own writable store on the root for just as long as it runs, while the browser keeps
-its read-only one, computes what it will do without writing, asks in a dialog, and only then calls the
-Qt-free actions of ``app.actions``.  A rejected dialog or a cancelled job writes nothing.  Afterwards
-the list rows it touched are re-scanned at once and the open session is reloaded.
+its read-only one, calls the Qt-free ``plan_*`` of ``app.actions`` (reads only), asks in a dialog,
+and only then calls the matching ``execute_*`` with the user's choices: the same pair the command
+line calls, so the two cannot drift.  A rejected dialog or a cancelled job writes nothing.
+Afterwards the list rows it touched are re-scanned at once and the open session is reloaded.
+
+Every engine call of an action (each plan and each execute, the backup check) runs inside the
+window's collector pause (``runtime.collector``), never the wait for a dialog: the engine's own pause
+then nests inside ours and the window's policy stays the one owner of the collector.
+
+May import PySide6, ``app.actions``, ``app.paths``, the public ``persistence`` package and the window's
+runtime, models, dialogs and other controllers.
 """
 
 from __future__ import annotations
@@ -22,19 +30,21 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
 
 from app.actions import backups as backup_action
+from app.actions import copy_artifact as copy_action
 from app.actions import fork as fork_action
 from app.actions import repair as repair_action
 from app.actions import resume as resume_action
 from app.actions.artifacts import ArtifactRef
-from app.actions.liveness import FORCE_RISK
-from app.gui.jobs import Jobs
-from app.gui.list_controller import SessionListController
+from app.gui.controllers.session_list import SessionListController
+from app.gui.controllers.session_loader import SessionLoader
+from app.gui.dialogs import ConfirmDialog, RepairDialog, RestoreDialog, ResumeDialog, await_dialog
+from app.gui.models.session_row import READABLE, SessionRow
 from app.gui.models.sessions import SessionListModel
-from app.gui.rows import READABLE, SessionRow
-from app.gui.session_loader import SessionLoader
+from app.gui.runtime.collector import collector_paused
+from app.gui.runtime.jobs import Jobs
+from app.gui.runtime.worker_threads import in_thread
 from app.gui.settings import AppSettings
-from app.gui.views.action_dialogs import ConfirmDialog, RepairDialog, RestoreDialog, ResumeDialog, await_dialog
-from app.gui.workers import in_thread
+from app.paths import home_dir
 from persistence import CoordinatedPersistence, SessionPersistenceError, open_store
 
 log = logging.getLogger(__name__)
@@ -57,7 +67,7 @@ class SessionActions(QObject):
 
     def __init__(self, *, parent_widget: QWidget, jobs: Jobs, controller: SessionListController,
                  model: SessionListModel, loader: SessionLoader, settings: AppSettings,
-                 select_session: Callable[[str], bool]) -> None:
+                 select_session: Callable[[str], bool], show_header: Callable[[], None]) -> None:
         super().__init__(parent_widget)
         self.parent_widget = parent_widget
         self.jobs = jobs
@@ -66,6 +76,7 @@ class SessionActions(QObject):
         self.loader = loader
         self.settings = settings
         self.select_session = select_session
+        self.show_header = show_header
         self.dialog: QDialog | None = None  # the action dialog on screen (tests drive it)
         self.error_box: QMessageBox | None = None
         self.file_dialog: QFileDialog | None = None
@@ -113,10 +124,11 @@ class SessionActions(QObject):
         if ref is None:
             self._report("copy", "refused", "This session has no artifact file to copy.")
             return
+        plan = copy_action.plan_copy(row.session_id, ref)
         dlg = QFileDialog(self.parent_widget, "Copy the raw artifact to …")
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dlg.selectFile(os.path.join(os.path.expanduser("~"), self._export_name(row, ref)))
+        dlg.selectFile(os.path.join(home_dir(), plan.suggested_name))
         dlg.fileSelected.connect(lambda path: self.copy_raw(row, path))
         self.file_dialog = dlg
         dlg.open()
@@ -159,9 +171,9 @@ class SessionActions(QObject):
         quiet = self.settings.quiet_seconds()
         async with writable_store(root) as store:
             self.message.emit(f"Previewing the repair of {row.session_id} …")
-            preview = await repair_action.preview_repair(store, row.session_id)
-            liveness = await self._liveness(store, preview, quiet)
-            dlg = RepairDialog(preview, liveness, self.parent_widget)
+            with collector_paused():
+                plan = await repair_action.plan_repair(store, row.session_id, quiet_seconds=quiet)
+            dlg = RepairDialog(plan.preview, plan.objection, self.parent_widget)
             code = await self._ask(dlg)
             # The dialog goes at the next loop turn: read everything from it now.
             copy_requested, force, accept_loss = dlg.copy_requested, dlg.force, dlg.loss_accepted
@@ -169,28 +181,18 @@ class SessionActions(QObject):
                 self.ask_copy_raw(row)
                 self.done.emit("repair", "cancelled", "copy the raw artifact instead")
                 return
-            if code != QDialog.DialogCode.Accepted or not preview.repairable:
+            if code != QDialog.DialogCode.Accepted or not plan.preview.repairable:
                 self.done.emit("repair", "cancelled", "nothing was changed")
                 return
             self.message.emit(f"Repairing {row.session_id} …")
-            result = await repair_action.repair_session(store, row.session_id, force=force, quiet_seconds=quiet,
-                                                        expected_revision=preview.revision, accept_loss=accept_loss)
+            with collector_paused():
+                result = await repair_action.execute_repair(store, plan, force=force, quiet_seconds=quiet,
+                                                            accept_loss=accept_loss)
         text = (f"Repaired {row.session_id}: now {result.status_after}, {result.events_after:,} events; "
                 f"backup at {result.backup}")
         await self._refresh(row, reopen=True)
         self.message.emit(text)
         self.done.emit("repair", "done", text)
-
-    async def _liveness(self, store: CoordinatedPersistence, preview: repair_action.RepairPreview, quiet: float, *,
-                        always: bool = False) -> str | None:
-        """The guard's objection (every signal that fired); for a repair only when one will be written, for a
-        resume ``always`` (two harnesses on one session would interleave their appends)."""
-        if not (preview.repairable or always) or preview.artifact is None:
-            return None
-        verdict = await repair_action.assess_session(store, preview, quiet_seconds=quiet)
-        if verdict.reason is None:
-            return None
-        return f"{verdict.reason}. {FORCE_RISK}"
 
     # ------------------------------------------------------------ restore a backup
 
@@ -205,7 +207,8 @@ class SessionActions(QObject):
         try:
             store = await in_thread(lambda: open_store(root, read_only=True, create=False))
             try:
-                found = await backup_action.find_lost_records(store)
+                with collector_paused():
+                    found = await backup_action.find_lost_records(store)
             finally:
                 await store.close()
         except (SessionPersistenceError, OSError, sqlite3.Error) as err:
@@ -219,21 +222,17 @@ class SessionActions(QObject):
         assert root is not None
         quiet = self.settings.quiet_seconds()
         async with writable_store(root) as store:
-            found = await backup_action.list_backups(store, row.session_id)
-            if not found:
-                raise repair_action.RepairRefused(f"{row.session_id} has no backups to restore "
-                                                  "(a repair or restore makes one beside the artifact)")
-            ref = self._artifact(row)
-            liveness = None if ref is None else await in_thread(
-                lambda: repair_action.check_liveness(ref, quiet_seconds=quiet))
-            dlg = RestoreDialog(row.session_id, found, liveness, self.parent_widget)
+            with collector_paused():
+                plan = await backup_action.plan_restore(store, row.session_id, quiet_seconds=quiet)
+            dlg = RestoreDialog(row.session_id, list(plan.backups), plan.liveness, self.parent_widget)
             code = await self._ask(dlg)
             chosen, force = dlg.chosen, dlg.force  # the dialog goes at the next loop turn
             if code != QDialog.DialogCode.Accepted or chosen is None:
                 self.done.emit("restore", "cancelled", "nothing was changed")
                 return
-            result = await backup_action.restore_backup(store, row.session_id, chosen.path, force=force,
-                                                        quiet_seconds=quiet)
+            with collector_paused():
+                result = await backup_action.restore_backup(store, row.session_id, chosen.path, force=force,
+                                                            quiet_seconds=quiet)
         text = (f"Restored {row.session_id} from {os.path.basename(result.restored_from)}; "
                 f"the replaced state is backed up at {result.backup_of_current}")
         await self._refresh(row, reopen=True)
@@ -256,14 +255,16 @@ class SessionActions(QObject):
             self.done.emit("fork", "cancelled", "no session was created")
             return
         async with writable_store(root) as store:
-            out = await fork_action.fork_after_turn(store, row.session_id, turn)
-            loc = store.locate(out["header"])
-        new_id = out["id"]
+            with collector_paused():
+                plan = await fork_action.plan_fork(store, row.session_id, turn)
+                result = await fork_action.execute_fork(store, plan)
+        loc = result.location
+        new_id = result.child_id
         paths = [os.path.dirname(os.path.dirname(loc.path))] if loc is not None and self.controller.is_jsonl else []
         await self.controller.rescan(paths)
         if self.select_session(new_id):
-            self.parent_widget.show_tab(0)  # type: ignore[attr-defined]  # the Header tab shows the lineage
-        text = f"Forked {row.session_id} after turn {out['afterTurn']} into {new_id} ({out['events']:,} events)"
+            self.show_header()  # the Header tab shows the lineage
+        text = f"Forked {row.session_id} after turn {result.after_turn} into {new_id} ({result.events:,} events)"
         self.message.emit(text)
         self.done.emit("fork", "done", text)
 
@@ -274,42 +275,30 @@ class SessionActions(QObject):
         assert root is not None
         quiet = self.settings.quiet_seconds()
         async with writable_store(root) as store:
-            preview = await repair_action.preview_repair(store, row.session_id)
-            if preview.status not in READABLE:
-                raise repair_action.RepairRefused(f'cannot resume "{row.session_id}": {preview.reason}')
-            liveness = await self._liveness(store, preview, quiet, always=True)
-            dlg = ResumeDialog(session_id=row.session_id, cwd=row.cwd, root=root, template=self.settings.resume_template(),
-                               preview=preview, liveness=liveness, parent=self.parent_widget)
+            with collector_paused():
+                plan = await resume_action.plan_resume(store, row.session_id, self.settings.resume_template(),
+                                                       root=root, quiet_seconds=quiet)
+            dlg = ResumeDialog(plan, parent=self.parent_widget)
             code = await self._ask(dlg)
             # The dialog is deleted at the next event-loop turn: read everything from it now.
             command, force, confirmed, template = dlg.command, dlg.force, dlg.repair_confirmed, dlg.template.text()
             if code not in (ResumeDialog.TERMINAL, ResumeDialog.COPY) or command is None:
                 self.done.emit("resume", "cancelled", "nothing was changed")
                 return
-            if preview.repairable and not confirmed:
-                raise repair_action.RepairRefused(f'"{row.session_id}" needs repair first and it was not confirmed')
             self.settings.set_resume_template(template)
-            if code == ResumeDialog.TERMINAL:
-                # Before anything is written: a missing harness or terminal must not leave a half-done resume.
-                await in_thread(resume_action.terminal_argv, command)
-            repaired = ""
-            if preview.repairable:
-                result = await repair_action.repair_session(store, row.session_id, force=force, quiet_seconds=quiet,
-                                                            expected_revision=preview.revision)
-                repaired = f" (repaired first; backup at {result.backup})"
-            with await store.prepare(row.session_id):
-                pass  # commits nothing further (repair already ran); proves the log is resumable
-        if preview.repairable:
+            with collector_paused():
+                outcome = await resume_action.execute_resume(store, plan.with_template(template),
+                                                             repair_confirmed=confirmed, force=force,
+                                                             open_terminal=code == ResumeDialog.TERMINAL,
+                                                             quiet_seconds=quiet)
+        repaired = "" if outcome.backup is None else f" (repaired first; backup at {outcome.backup})"
+        if outcome.backup is not None:
             await self._refresh(row, reopen=True)
-        if code == ResumeDialog.TERMINAL:
-            try:
-                await in_thread(resume_action.launch, command)
-            except resume_action.ResumeLaunchError as err:
-                raise resume_action.ResumeLaunchError(f"{err}{repaired}") from err
-            text = f"Started in a terminal: {command.text}{repaired}"
+        if outcome.launched:
+            text = f"Started in a terminal: {outcome.command.text}{repaired}"
         else:
-            QGuiApplication.clipboard().setText(command.text)
-            text = f"Copied to the clipboard: {command.text}{repaired}"
+            QGuiApplication.clipboard().setText(outcome.command.text)
+            text = f"Copied to the clipboard: {outcome.command.text}{repaired}"
         self.message.emit(text)
         self.done.emit("resume", "done", text)
 
@@ -321,15 +310,9 @@ class SessionActions(QObject):
         root = self.controller.root
         return ArtifactRef("sqlite", root) if root else None
 
-    @staticmethod
-    def _export_name(row: SessionRow, ref: ArtifactRef) -> str:
-        return f"{row.session_id}-{os.path.basename(ref.path)}"
-
     async def _copy_raw(self, row: SessionRow, dest: str) -> None:
-        ref = self._artifact(row)
-        if ref is None:
-            raise repair_action.RepairRefused("this session has no artifact file to copy")
-        path = await in_thread(repair_action.export_artifact, ref, dest)
+        plan = copy_action.plan_copy(row.session_id, self._artifact(row))
+        path = await in_thread(copy_action.execute_copy, plan, dest)
         text = f"Copied the raw artifact of {row.session_id} to {path}"
         self.message.emit(text)
         self.done.emit("copy", "done", text)
@@ -348,9 +331,8 @@ class SessionActions(QObject):
         """Our own write: re-list the row now (not at the next watch event) and reload it if it is open."""
         await self.controller.rescan([os.path.dirname(row.path)] if row.path and self.controller.is_jsonl else [])
         fresh = self.model.get(row.key)
-        cur = self.loader.current
-        if reopen and fresh is not None and cur is not None and cur.key == row.key:
-            self.loader.open(fresh)
+        if reopen and fresh is not None:
+            self.loader.reopen(fresh)
 
     def _report(self, action: str, outcome: str, text: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, f"{action.capitalize()} — {outcome}", text,

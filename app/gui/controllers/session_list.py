@@ -7,6 +7,12 @@ One bad session is one bad row (the scan turns every entry it cannot use into a 
 a SQLite store whose ``list()`` rejects as a whole is read row by row).  Only a bad root, one that
 cannot be listed at all, is an error, and it is shown in the list area (``root_failed``), never left
 as a traceback and an empty "0 sessions" list.
+
+The opened root is one value, ``OpenRoot`` (path, read-only store, backend), that the loader, the
+diagnosis pass and the session actions take from here.
+
+May import: PySide6 (QObject/QTimer/signals only), the models, ``runtime``, the other controllers'
+Qt-free values and the diagnosis pass, and the public ``persistence`` package; never a widget.
 """
 
 from __future__ import annotations
@@ -19,14 +25,14 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.gui.details import DetailsPass
-from app.gui.diagnose_worker import scan_project, shared_pool
-from app.gui.engine import EngineGate, open_for_viewing
-from app.gui.gcpolicy import collector_paused
-from app.gui.jobs import Jobs
+from app.gui.controllers.diagnosis_pass import DiagnosisPass
+from app.gui.controllers.open_root import OpenRoot
+from app.gui.controllers.root_watcher import RootWatcher
+from app.gui.models.session_row import SessionRow
 from app.gui.models.sessions import SessionListModel
-from app.gui.rows import SessionRow
-from app.gui.scan import (
+from app.gui.runtime.collector import collector_paused
+from app.gui.runtime.jobs import Jobs
+from app.gui.runtime.root_scan import (
     FoundArtifact,
     artifacts_in_project_dir,
     artifacts_in_session_dir,
@@ -34,11 +40,10 @@ from app.gui.scan import (
     root_problem_rows,
     scan_root,
 )
-from app.gui.sqlite_facts import session_facts
-from app.gui.watcher import RootWatcher
-from app.gui.workers import in_thread
-from persistence import CancelToken
-from persistence.errors import upstream_class_of
+from app.gui.runtime.viewer_store import ViewerStore, open_for_viewing
+from app.gui.runtime.worker_processes import scan_project, shared_pool
+from app.gui.runtime.worker_threads import in_thread
+from persistence import upstream_class_of
 
 DEFAULT_POLL_MS = 5000
 BATCH_MS = 120  # listing batches reach the model at most this often
@@ -64,15 +69,14 @@ class SessionListController(QObject):
     session_removed = Signal(str)
     message = Signal(str)
 
-    def __init__(self, model: SessionListModel, jobs: Jobs, details: DetailsPass, *, poll_ms: int = DEFAULT_POLL_MS,
+    def __init__(self, model: SessionListModel, jobs: Jobs, details: DiagnosisPass, *, poll_ms: int = DEFAULT_POLL_MS,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.model = model
         self.jobs = jobs
         self.details = details
-        self.root: str | None = None
-        self.store: EngineGate | None = None
-        self.is_jsonl = True
+        self.root: str | None = None  # the root asked for (set even when it cannot be opened)
+        self.opened: OpenRoot | None = None  # the root whose store is open
         self.listed = asyncio.Event()
         self._generation = 0
         self._header_cache: dict[Any, Any] = {}
@@ -93,6 +97,14 @@ class SessionListController(QObject):
         self._poll.setInterval(poll_ms)
         self._poll.timeout.connect(self.poll)
 
+    @property
+    def store(self) -> ViewerStore | None:
+        return None if self.opened is None else self.opened.store
+
+    @property
+    def is_jsonl(self) -> bool:
+        return True if self.opened is None else self.opened.is_jsonl
+
     # ------------------------------------------------------------ opening a root
 
     def open_root(self, root: str) -> asyncio.Task[Any]:
@@ -112,17 +124,17 @@ class SessionListController(QObject):
             self.listing_finished.emit(0)
             return
         try:
-            self.store = EngineGate(await in_thread(open_for_viewing, self.root))
+            store = ViewerStore(await in_thread(open_for_viewing, self.root))
         except Exception as err:
             self.root_failed.emit(f"Cannot open {self.root}: {err}")
             self.listed.set()
             self.listing_finished.emit(0)
             return
-        self.is_jsonl = os.path.isdir(self.root)
-        self.details.set_store(self.store, self.root)
+        opened = self.opened = OpenRoot(self.root, store, os.path.isdir(self.root))
+        self.details.set_root(opened)
         with collector_paused():
             try:
-                if self.is_jsonl:
+                if opened.is_jsonl:
                     await self._list_jsonl(self.root, lambda batch: self._add_found(generation, batch))
                 else:
                     rows = await self._snapshot_rows()
@@ -207,16 +219,17 @@ class SessionListController(QObject):
             self._batch_timer.start(SLICE_GAP_MS)
 
     async def _snapshot_rows(self) -> list[SessionRow]:
-        assert self.store is not None
+        store = self.store
+        assert store is not None
         try:
-            snaps = await self.store.list_snapshots()
+            snaps = await store.list_snapshots()
         except Exception as err:
-            rows = await self._rows_one_by_one(err)
+            rows = await self._rows_one_by_one(store, err)
         else:
             rows = []
             for s in snaps:
                 meta = s.header.to_json()
-                loc = self.store.locate(meta)
+                loc = store.locate(meta)
                 rows.append(SessionRow.from_snapshot(meta, s.revision, None if loc is None else loc.path))
         # Size/Modified: only sessions whose revision moved are measured again (all on the first listing).
         changed = []
@@ -226,36 +239,30 @@ class SessionListController(QObject):
                 r.size, r.modified_ns = old.size, old.modified_ns
             else:
                 changed.append(r)
-        if changed and self.root is not None:
-            root = self.root
+        if changed:
             ids = None if len(changed) == len(rows) else [r.session_id for r in changed]
-            facts = await in_thread(lambda: session_facts(root, ids))
+            facts = await store.session_sizes(ids)
             for r in changed:
                 size, last_ms = facts.get(r.session_id, (None, None))
                 r.size = size
                 r.modified_ns = None if last_ms is None else last_ms * 1_000_000
         return rows
 
-    async def _rows_one_by_one(self, list_error: Exception) -> list[SessionRow]:
+    async def _rows_one_by_one(self, store: ViewerStore, list_error: Exception) -> list[SessionRow]:
         """Rows of a store whose ``list()`` rejects as a whole (SQLite: one row fails validation, upstream
         rejects them all): every valid row, and one bad row per invalid one.  Raises ``list_error`` when the
         store cannot be read row by row either (a bad store)."""
-        assert self.store is not None
-        lenient = getattr(self.store.store.backend, "list_entries", None)
-        if lenient is None:
-            raise list_error
         try:
-            # The backend holds its own connection lock; the gate only guards the coordinator's cache.
-            entries = await in_thread(lambda: lenient(CancelToken()))
+            entries = await store.list_entries()
         except Exception:
             raise list_error from None
         rows = []
         for e in entries:
-            if e.problem is None:
-                loc = self.store.locate(e.meta)
-                rows.append(SessionRow.from_snapshot(e.meta, e.revision, None if loc is None else loc.path))
-            else:
+            if e.problem is not None:
                 rows.append(SessionRow.bad_row(f"id:{e.session_id}", e.session_id, e.problem, "corrupt"))
+            elif e.meta is not None and e.revision is not None:  # a good row (``ListedEntry`` sets both)
+                loc = store.locate(e.meta)
+                rows.append(SessionRow.from_snapshot(e.meta, e.revision, None if loc is None else loc.path))
         if not self._told_one_by_one:
             self._told_one_by_one = True
             self.message.emit(f"This store's list() fails as a whole ({_error_text(list_error)}); its rows are "
@@ -268,10 +275,10 @@ class SessionListController(QObject):
         self._pending = []
         self._cancel_scan.set()
         await self.watcher.stop()
-        self.details.set_store(None)
-        store, self.store = self.store, None
-        if store is not None:
-            await store.close()
+        self.details.set_root(None)
+        opened, self.opened = self.opened, None
+        if opened is not None:
+            await opened.store.close()
 
     async def close(self) -> None:
         self._generation += 1

@@ -4,6 +4,13 @@ One job at a time: selecting another session cancels the running load (engine ca
 threads alike).  The first view comes from the tail (newest blocks derived first); the rest of the
 timeline is indexed in the background afterwards.  When the artifact grows, only the new events are
 read (``read_from``), only the last block is re-derived and merged, and only the new bytes are decoded.
+
+The window hands ``open`` the row and the ``OpenRoot`` it belongs to; the loader hands back one
+``OpenSession`` (``opened``) once the diagnosis is known: the window reads what it shows about the
+session from that value, never from the loader's fields.
+
+May import: PySide6 (QObject and signals only), the models, ``runtime``, ``controllers.open_root``,
+``app.timeline`` and the public ``persistence`` package; never a widget.
 """
 
 from __future__ import annotations
@@ -17,17 +24,17 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.gui.engine import EngineGate
-from app.gui.gcpolicy import settle
-from app.gui.jobs import Jobs
+from app.gui.controllers.open_root import OpenRoot
 from app.gui.models.raw_lines import RawLinesModel
+from app.gui.models.raw_text import RawText, decode_jsonl, decode_records
+from app.gui.models.session_row import READABLE, SessionRow
 from app.gui.models.timeline import TimelineModel
-from app.gui.rawtext import RawText, decode_jsonl, decode_records, read_file_from
-from app.gui.rows import READABLE, SessionRow
-from app.gui.workers import Progress, checkpoint, in_thread
-from persistence import SessionDiagnosis, SessionPersistenceError
-from persistence.model.repair import interrupted_turn_closers
-from persistence.timeline import TimelineNode, block_spans, derive, tail_first_span
+from app.gui.runtime.collector import settle
+from app.gui.runtime.jobs import Jobs
+from app.gui.runtime.viewer_store import ViewerStore
+from app.gui.runtime.worker_threads import Progress, checkpoint, in_thread
+from app.timeline import derive_growth, derive_older, derive_tail
+from persistence import SessionDiagnosis, SessionPersistenceError, SessionView, interrupted_turn_closers
 
 log = logging.getLogger(__name__)
 PREVIEW_EVENTS = 3000  # events of the tail shown before the whole log is read
@@ -36,7 +43,14 @@ PREVIEW_PAINT_S = 0.04
 
 @dataclass(slots=True)
 class OpenSession:
+    """The session being shown: its row, its root, what the engine said of it, and how far loading got.
+
+    The loader owns and updates it (a follow replaces ``row``, a load fills in the rest); the window
+    only reads it.
+    """
+
     row: SessionRow
+    root: OpenRoot
     diagnosis: SessionDiagnosis | None = None
     stored_count: int = 0
     timeline_error: str | None = None
@@ -50,36 +64,16 @@ class OpenSession:
     def key(self) -> str:
         return self.row.key
 
+    @property
+    def store(self) -> ViewerStore:
+        return self.root.store
+
+    @property
+    def is_jsonl(self) -> bool:
+        return self.root.is_jsonl
+
 
 # ---------------------------------------------------------------- worker-thread functions
-
-
-def split_stored(records: Sequence[dict[str, Any]], hint: int) -> int:
-    """How many of ``inspect``'s events are stored (the rest are its in-memory crash closers).
-
-    ``hint`` is the closer count ``diagnose`` reported; it is checked, because the log may have
-    changed between the two calls.
-    """
-    n = len(records)
-    for k in dict.fromkeys((hint, 0, *range(1, 64))):
-        if k > n:
-            continue
-        if interrupted_turn_closers(list(records[: n - k])) == list(records[n - k :]):
-            return n - k
-    return n
-
-
-def derive_tail(records: Sequence[dict[str, Any]], stored: int) -> tuple[list[tuple[int, int]], int, list[TimelineNode]]:
-    spans = block_spans(records)
-    if not spans:
-        return [], 0, []
-    first = tail_first_span(spans)
-    nodes = derive(records, spans[first][0], len(records), stored_count=stored)
-    if len(nodes) != len(spans) - first:  # one node per block is an invariant of the fold; stay safe anyway
-        log.warning("timeline fold gave %d nodes for %d blocks", len(nodes), len(spans) - first)
-        nodes = derive(records, 0, len(records), stored_count=stored)
-        return [(0, len(records))] * len(nodes), 0, nodes
-    return spans, first, nodes
 
 
 def preview_records(tail: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], int] | None:
@@ -91,13 +85,28 @@ def preview_records(tail: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]
     return stored + interrupted_turn_closers(stored), len(stored)
 
 
+def read_file_from(path: str, offset: int) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return f.read()
+
+
 def load_artifact_text(path: str, compression: str, progress: Progress) -> tuple[RawText, int, str]:
+    """Read and decode a transcript the engine did not read for us (a bad row's file, the other encoding)."""
     st = os.stat(path)
     with open(path, "rb") as f:
         data = f.read()
-    text = decode_jsonl(data, compression, cancel=progress.cancel,
+    return decode_raw_text(data, compression, progress), len(data), f"{st.st_dev}:{st.st_ino}"
+
+
+def decode_raw_text(data: bytes, compression: str, progress: Progress) -> RawText:
+    return decode_jsonl(data, compression, cancel=progress.cancel,
                         progress=lambda x: progress.set(x, "Decoding raw artifact …"))
-    return text, len(data), f"{st.st_dev}:{st.st_ino}"
+
+
+def dev_ino_of(revision: str) -> str:
+    """``device:inode`` of a transcript revision (``device:inode:size:mtime:ctime``)."""
+    return ":".join(revision.split(":")[:2])
 
 
 # ---------------------------------------------------------------- the loader
@@ -120,16 +129,21 @@ class SessionLoader(QObject):
         self.jobs = jobs
         self.timeline = timeline
         self.raw = raw
-        self.store: EngineGate | None = None
-        self.is_jsonl = True
         self.current: OpenSession | None = None
         self._follow_again = False
 
     # ------------------------------------------------------------ control
 
-    def open(self, row: SessionRow) -> asyncio.Task[Any]:
+    def open(self, row: SessionRow, root: OpenRoot) -> asyncio.Task[Any]:
         self.jobs.cancel("follow")
-        return self.jobs.spawn(self._open(row), name=f"open {row.session_id}", key="session")
+        return self.jobs.spawn(self._open(row, root), name=f"open {row.session_id}", key="session")
+
+    def reopen(self, row: SessionRow) -> asyncio.Task[Any] | None:
+        """Load the open session again (after our own write); None when ``row`` is not the open one."""
+        cur = self.current
+        if cur is None or cur.key != row.key:
+            return None
+        return self.open(row, cur.root)
 
     def close(self) -> None:
         self.jobs.cancel("session")
@@ -156,11 +170,9 @@ class SessionLoader(QObject):
 
     # ------------------------------------------------------------ opening
 
-    async def _open(self, row: SessionRow) -> None:
-        store = self.store
-        if store is None:
-            return
-        cur = OpenSession(row)
+    async def _open(self, row: SessionRow, root: OpenRoot) -> None:
+        store = root.store
+        cur = OpenSession(row, root)
         self.current = cur
         self.timeline.clear()
         self.raw.clear()
@@ -176,34 +188,32 @@ class SessionLoader(QObject):
         finally:
             self.progress_finished.emit(progress)
 
-    async def _open_with(self, store: EngineGate, cur: OpenSession, progress: Progress) -> None:
+    async def _open_with(self, store: ViewerStore, cur: OpenSession, progress: Progress) -> None:
         row = cur.row
-        records: list[dict[str, Any]] = []
+        records: Sequence[dict[str, Any]] = []
+        view: SessionView | None = None
         if row.problem_status is None and row.meta is not None:
             await self._preview_tail(store, cur, progress)
             progress.set(None, "Diagnosing …")
-            cur.diagnosis = await store.diagnose(row.session_id)
+            # One read of the log: the verdict, the stored events, the closers and (JSONL) the bytes it parsed.
+            view = await store.view(row.session_id, raw=cur.is_jsonl)
+            cur.diagnosis = view.diagnosis
         self.opened.emit(cur)
-        raw_task = asyncio.ensure_future(self._load_raw(cur, progress, store))
+        raw_task = asyncio.ensure_future(self._load_raw(cur, progress, view))
         try:
             spans: list[tuple[int, int]] = []
             first = 0
-            if cur.diagnosis is not None and cur.diagnosis.status in READABLE:
-                progress.set(None, "Reading events …")
-                try:
-                    ins = await store.inspect(row.session_id)
-                except SessionPersistenceError as err:
-                    cur.timeline_error = str(err)
-                    self.timeline.clear()
-                else:
-                    records = ins.events.records()  # the engine's list: read-only here, never copied
-                    progress.set(None, "Indexing the newest turns …")
-                    stored = await in_thread(split_stored, records, len(cur.diagnosis.closers), cancel=progress.cancel)
-                    cur.stored_count = stored
-                    spans, first, tail = await in_thread(derive_tail, records, stored, cancel=progress.cancel)
-                    if cur.previewed:
-                        self.timeline_replacing.emit(row.key)
-                    self.timeline.load(records, stored, spans, tail, first)
+            if view is not None and view.status in READABLE:
+                records = view.events.records()  # the engine's list: read-only here, never copied
+                stored = cur.stored_count = view.closer_start  # the engine says where its closers start
+                progress.set(None, "Indexing the newest turns …")
+                spans, first, tail = await in_thread(derive_tail, records, stored, cancel=progress.cancel)
+                # The timeline goes in once the raw text is in: a decode still running competes with this
+                # GUI-thread work for the GIL and doubles it (200k events: a 38 ms stall instead of 18 ms).
+                await asyncio.wait([raw_task])
+                if cur.previewed:
+                    self.timeline_replacing.emit(row.key)
+                self.timeline.load(records, stored, spans, tail, first)
             else:
                 cur.timeline_error = cur.diagnosis.reason if cur.diagnosis is not None else row.reason
                 self.timeline.clear()  # a preview of the tail is no view of a log the engine refuses
@@ -216,14 +226,13 @@ class SessionLoader(QObject):
         cur.loaded = True
         self.loaded.emit(row.key)
         if first > 0:
-            end = spans[first][0]
-            step = checkpoint(progress, end, "Indexing older turns …")
-            nodes = await in_thread(lambda: derive(records, 0, end, checkpoint=step), cancel=progress.cancel)
+            step = checkpoint(progress, spans[first][0], "Indexing older turns …")
+            nodes = await in_thread(lambda: derive_older(records, spans, first, checkpoint=step), cancel=progress.cancel)
             self.timeline.set_full_index(nodes, first)
             settle()
         self.indexed.emit(row.key)
 
-    async def _preview_tail(self, store: EngineGate, cur: OpenSession, progress: Progress) -> None:
+    async def _preview_tail(self, store: ViewerStore, cur: OpenSession, progress: Progress) -> None:
         """Show the newest turns from a tail read before the whole log is parsed (a huge log's first view).
 
         Only worth it when the log is longer than the tail: a short log is shown by the full read at once.
@@ -250,18 +259,25 @@ class SessionLoader(QObject):
         # Let the preview paint before the whole-log parse starts competing with it for the GIL.
         await asyncio.sleep(PREVIEW_PAINT_S)
 
-    async def _load_raw(self, cur: OpenSession, progress: Progress, store: EngineGate) -> None:
+    async def _load_raw(self, cur: OpenSession, progress: Progress, view: SessionView | None) -> None:
+        """The raw tab's text: the bytes ``view`` parsed when they are this row's file, else the file itself.
+
+        A log the engine refuses (or a bad row) is read here by path, so the tab still shows every byte
+        that decodes; a SQLite session's stored rows are rendered as JSON lines.
+        """
         row = cur.row
+        raw = view.raw if view is not None else None
         try:
-            if self.is_jsonl and row.path and row.compression:
+            if (cur.is_jsonl and raw is not None and raw.offset == 0 and raw.path == row.path
+                    and raw.compression == row.compression):
+                text = await in_thread(decode_raw_text, raw.data, raw.compression, progress, cancel=progress.cancel)
+                cur.size, cur.dev_ino = raw.end, dev_ino_of(raw.revision)
+            elif cur.is_jsonl and row.path and row.compression:
                 text, size, dev_ino = await in_thread(load_artifact_text, row.path, row.compression, progress,
                                                       cancel=progress.cancel)
                 cur.size, cur.dev_ino = size, dev_ino
-            elif cur.diagnosis is not None and cur.diagnosis.status in READABLE:
-                ins = await store.inspect(row.session_id)
-                records = list(ins.events.records())
-                n_stored = len(records) - len(cur.diagnosis.closers)
-                text = await in_thread(decode_records, records[:n_stored], progress.cancel, cancel=progress.cancel)
+            elif view is not None and view.status in READABLE:
+                text = await in_thread(decode_records, view.stored.records(), progress.cancel, cancel=progress.cancel)
             else:
                 text = RawText()
                 text.add_marker(f"no raw text: {row.reason}")
@@ -278,20 +294,19 @@ class SessionLoader(QObject):
         while True:
             self._follow_again = False
             cur = self.current
-            store = self.store
-            if cur is None or store is None:
+            if cur is None:
                 return
-            if not await self._grow(cur, store):
+            if not await self._grow(cur, cur.store):
                 # Not a plain append (rewritten, truncated, repaired): reopen, the views reload.
-                self.jobs.spawn(self._open(cur.row), name=f"reopen {cur.row.session_id}", key="session")
+                self.jobs.spawn(self._open(cur.row, cur.root), name=f"reopen {cur.row.session_id}", key="session")
                 return
             self.grew.emit(cur.key)
             if not self._follow_again:
                 return
 
-    async def _grow(self, cur: OpenSession, store: EngineGate) -> bool:
+    async def _grow(self, cur: OpenSession, store: ViewerStore) -> bool:
         row = cur.row
-        if self.is_jsonl:
+        if cur.is_jsonl:
             if row.path is None or row.compression is None or cur.size is None:
                 return False
             try:
@@ -315,21 +330,17 @@ class SessionLoader(QObject):
                 stored = list(self.timeline.records[: cur.stored_count]) + list(new)
                 closers = await in_thread(interrupted_turn_closers, stored)
                 records = stored + closers
-                old_spans = self.timeline.spans
-                from_span = max(0, len(old_spans) - 1)
-                start = old_spans[from_span][0] if old_spans else 0
-                spans = old_spans[:from_span] + await in_thread(block_spans, records, start)
-                nodes = await in_thread(lambda: derive(records, start, len(records), stored_count=len(stored)))
+                growth = await in_thread(derive_growth, records, len(stored), self.timeline.spans)
                 if self.current is not cur:
                     return True
                 cur.stored_count = len(stored)
-                self.timeline.merge_tail(records, len(stored), spans, from_span, nodes)
+                self.timeline.merge_tail(records, len(stored), growth.spans, growth.from_span, growth.nodes)
                 settle()
-                if not self.is_jsonl:
+                if not cur.is_jsonl:
                     self.raw.apply_growth(await in_thread(decode_records, list(new)))
         elif cur.diagnosis is None or cur.diagnosis.status not in READABLE:
             return False
-        if self.is_jsonl and row.path and row.compression:
+        if cur.is_jsonl and row.path and row.compression:
             consumed = self.raw.text.consumed
             data = await in_thread(read_file_from, row.path, consumed)
             delta = await in_thread(lambda: decode_jsonl(data, row.compression or "none", offset=consumed))

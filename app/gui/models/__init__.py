@@ -1,1 +1,8 @@
-"""One Qt item model per concept: the session list, the header fields, the timeline tree, raw lines."""
+"""One Qt item model per concept (the session list, the header fields, the timeline tree, raw lines)
+and the plain values they show (``session_row``: a list row; ``raw_text``: a decoded artifact's line
+index).  No I/O: controllers and worker threads fetch, models only hold and answer ``data()``.
+
+May import: PySide6 (the item models only), ``app.gui.style``, ``app.timeline`` and the public
+``persistence`` package; never ``runtime``, a view, a dialog or a controller.  The value modules
+import no Qt, so worker processes may use them.
+"""

@@ -1,4 +1,7 @@
-"""The Header tab: every header field, where the log lives, its diagnosis, and lineage links."""
+"""The Header tab: every header field, where the log lives, its diagnosis, and lineage links.
+
+May import: PySide6, ``app.gui.style``, ``models.one_call_per_cell`` and ``models.session_row``.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from PySide6.QtGui import QFont
 
 from app.gui import style
 from app.gui.models.one_call_per_cell import OneCallPerCell
-from app.gui.rows import SessionRow
+from app.gui.models.session_row import SessionRow
 
 Index = QModelIndex | QPersistentModelIndex
 

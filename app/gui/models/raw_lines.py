@@ -1,4 +1,7 @@
-"""Raw artifact lines as a table model over line offsets (the text is decoded once, rendered per visible row)."""
+"""Raw artifact lines as a table model over line offsets (the text is decoded once, rendered per visible row).
+
+May import: PySide6, ``app.gui.style``, ``models.one_call_per_cell`` and ``models.raw_text``.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 
 from app.gui import style
 from app.gui.models.one_call_per_cell import OneCallPerCell
-from app.gui.rawtext import K_CHUNK, K_HEADER, K_REQUEST, K_STEP, K_TOOL, K_TURN, K_USER, RawText
+from app.gui.models.raw_text import K_CHUNK, K_HEADER, K_REQUEST, K_STEP, K_TOOL, K_TURN, K_USER, RawText
 
 Index = QModelIndex | QPersistentModelIndex
 

@@ -1,13 +1,15 @@
-"""The decoded text of a session artifact and an index of its lines (no Qt).
+"""The decoded text of a session artifact and an index of its lines (a plain value: no Qt, no I/O).
 
 The raw tab never builds one giant text document: it keeps the decoded bytes once and an array of
-line offsets, and a table model renders only the visible lines.  Decoding is lenient on purpose: a
-corrupt or torn log still shows every byte that can be decoded, with marker lines saying where
-decoding stopped (the engine's ``read_raw`` refuses such logs, and its zstd text leaves the torn
-frame out).
+line offsets, and a table model renders only the visible lines.  Decoding is the engine's and
+lenient on purpose (``persistence.iter_raw``): a corrupt or torn log still shows every byte that can
+be decoded, with marker lines saying where decoding stopped (the engine's ``read_raw`` refuses such
+logs, and its zstd text leaves the torn frame out).
 
 Each line also records the range of event seqs it holds (packed chunk rows hold many), so a
 timeline row can find its line and a line can find its row.
+
+May import: the public ``persistence`` package, orjson and the standard library.
 """
 
 from __future__ import annotations
@@ -22,8 +24,7 @@ from typing import Any
 
 import orjson
 
-from persistence.jsonl import frames
-from persistence.model.jsontext import js_dumps
+from persistence import RawDamage, RawDecodeCancelled, iter_raw, render_rows
 
 MARKER_PREFIX = "⚠ "
 # Line kinds, for colouring the raw view (one byte per line).
@@ -160,7 +161,7 @@ class RawText:
             if not count & 2047:
                 if cancel is not None and cancel.is_set():
                     raise DecodeCancelled()
-                time.sleep(YIELD_SECONDS)  # let the GUI thread take the GIL (see workers.checkpoint)
+                time.sleep(YIELD_SECONDS)  # let the GUI thread take the GIL (see worker_threads.checkpoint)
 
     def add_marker(self, text: str, *, provisional: bool = True) -> None:
         """A line that is not in the artifact, saying what could not be decoded (provisional at the tail)."""
@@ -200,96 +201,51 @@ def _row_members(line: bytes) -> int:
         return 1
 
 
-# ---------------------------------------------------------------- decoding artifacts
+# ---------------------------------------------------------------- indexing what the engine decodes
 
 
 def decode_jsonl(raw: bytes | memoryview, compression: str, *, into: RawText | None = None, offset: int = 0,
                  cancel: threading.Event | None = None, progress: Callable[[float], None] | None = None) -> RawText:
-    """Decode ``raw`` (the whole file, or its bytes from ``offset`` on) into ``into``."""
+    """Index ``raw`` (the whole file, or its bytes from ``offset`` on) into ``into``, decoded by the engine.
+
+    ``persistence.iter_raw`` does the lenient decoding (whole lines or zstd frames, damage as
+    messages); this adds each piece's lines, seq ranges and kinds, and a marker line per damage.
+    """
     text = into if into is not None else RawText(compression=compression)
     text.compression = compression
     text.drop_provisional()
-    view = memoryview(raw)
-    if compression == "none":
-        _decode_lines(text, view, offset, cancel)
-    else:
-        _decode_frames(text, view, offset, cancel, progress)
+    text.consumed = max(text.consumed, offset)
+
+    def cancelled() -> bool:
+        return cancel is not None and cancel.is_set()
+
+    def every_64_frames(fraction: float) -> None:
+        time.sleep(YIELD_SECONDS)  # let the GUI thread take the GIL (see worker_threads.checkpoint)
+        if progress is not None:
+            progress(fraction)
+
+    try:
+        for piece in iter_raw(raw, compression, offset=offset, cancelled=cancelled, progress=every_64_frames):
+            if isinstance(piece, RawDamage):
+                text.add_marker(piece.message, provisional=piece.provisional)
+            elif piece.text:
+                text.add_text(piece.text, provisional=piece.provisional, cancel=cancel)
+            if not piece.provisional:
+                text.consumed = max(text.consumed, piece.file_end)
+    except RawDecodeCancelled:
+        raise DecodeCancelled() from None
     return text
-
-
-def _decode_lines(text: RawText, view: memoryview, offset: int, cancel: threading.Event | None) -> None:
-    chunk = bytes(view)
-    last_nl = chunk.rfind(b"\n")
-    complete = chunk[: last_nl + 1] if last_nl >= 0 else b""
-    if complete:
-        # The newline ending the last complete line is a separator, not an extra empty line.
-        text.add_text(complete[:-1] if complete.endswith(b"\n") else complete, cancel=cancel)
-    text.consumed = offset + len(complete)
-    rest = chunk[last_nl + 1 :]
-    if rest:
-        text.add_text(rest, provisional=True, cancel=cancel)
-        text.add_marker(f"torn tail: the last {len(rest)} byte(s) have no newline (not committed; repair would cut them)")
-
-
-def _decode_frames(text: RawText, view: memoryview, offset: int, cancel: threading.Event | None,
-                   progress: Callable[[float], None] | None) -> None:
-    pos = 0
-    n = len(view)
-    frames_done = 0
-    while pos < n:
-        if cancel is not None and cancel.is_set():
-            raise DecodeCancelled()
-        try:
-            ranges, torn = frames.scan_frames(view[pos:], max_frames=1)
-        except Exception as err:  # a structural defect: show what came before, say where it stopped
-            text.add_marker(f"undecodable bytes from file offset {offset + pos}: {err}")
-            return
-        if not ranges:
-            if torn is not None:
-                try:
-                    plain = frames.decompress_prefix(view[pos:])
-                except Exception as err:  # a torn frame past the decompression cap is damage, not a tail
-                    text.add_marker(f"undecodable torn frame at file offset {offset + pos}: {err}")
-                    return
-                if plain:
-                    text.add_text(plain.rstrip(b"\n"), provisional=True, cancel=cancel)
-                text.add_marker(f"torn tail: an incomplete zstd frame of {n - pos} byte(s) at file offset {offset + pos} "
-                                "(not committed; repair would cut it)")
-            return
-        start, end = ranges[0]
-        try:
-            plain = frames.decode_frame(view, pos + start, pos + end)
-        except Exception as err:  # a damaged frame with an intact structure: say so, go on with the next one
-            text.add_marker(f"frame at file offset {offset + pos} ({end - start} bytes) failed to decode: {err}",
-                            provisional=False)
-            plain = b""
-        if plain:
-            text.add_text(plain[:-1] if plain.endswith(b"\n") else plain, cancel=cancel)
-        pos += end
-        text.consumed = offset + pos
-        frames_done += 1
-        if not frames_done & 63:
-            time.sleep(YIELD_SECONDS)
-            if progress is not None:
-                progress(pos / n)
 
 
 def decode_records(records: Sequence[dict[str, Any]], cancel: threading.Event | None = None) -> RawText:
     """Event rows (SQLite stores have no text artifact): one JSON line per event, as the engine returns it."""
     text = RawText(source="rows")
-    parts = []
-    for i, rec in enumerate(records):
-        parts.append(js_dumps(rec))
-        if cancel is not None and i % 4096 == 0 and cancel.is_set():
-            raise DecodeCancelled()
-    text.add_text(b"\n".join(parts), cancel=cancel)
+    try:
+        rendered = render_rows(records, cancelled=None if cancel is None else cancel.is_set)
+    except RawDecodeCancelled:
+        raise DecodeCancelled() from None
+    text.add_text(rendered, cancel=cancel)
     return text
 
 
-def read_file_from(path: str, offset: int) -> bytes:
-    with open(path, "rb") as f:
-        f.seek(offset)
-        return f.read()
-
-
-__all__ = ["MARKER_PREFIX", "DecodeCancelled", "RawText", "decode_jsonl", "decode_records", "read_file_from"]
+__all__ = ["MARKER_PREFIX", "DecodeCancelled", "RawText", "decode_jsonl", "decode_records"]

@@ -1,11 +1,17 @@
-"""One session of the list: what the header listing knows at once, and the details filled in later (no Qt)."""
+"""One session of the list: what the header listing knows at once, and the details filled in later.
+
+A plain value module (no Qt, no I/O): the list model shows these rows, the controllers build and
+update them, and worker processes send back ``Details``.  May import the standard library only
+(``FoundArtifact`` for type hints).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.gui.scan import FoundArtifact
+if TYPE_CHECKING:  # the listing's value; a type hint only, so this module stays free of runtime imports
+    from app.gui.runtime.root_scan import FoundArtifact
 
 READABLE = ("ok", "open-turn", "torn-tail")  # statuses whose events can be shown (a crash is closed in memory)
 

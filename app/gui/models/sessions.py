@@ -9,6 +9,8 @@ compare rows through ``data()`` calls from C++, which at 10k rows cost ~0.3 s pe
 Refreshes are per row: an inserted row goes to its sorted place, a changed row is updated (and moved
 if its sort key moved), a removed row is removed.  Only user actions (sorting, filtering) and
 switching roots relayout or reset the whole list.
+
+May import: PySide6, ``app.gui.style``, ``models.one_call_per_cell`` and ``models.session_row``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from PySide6.QtGui import QFont
 
 from app.gui import style
 from app.gui.models.one_call_per_cell import OneCallPerCell
-from app.gui.rows import Details, SessionRow
+from app.gui.models.session_row import Details, SessionRow
 
 Index = QModelIndex | QPersistentModelIndex
 

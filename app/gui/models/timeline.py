@@ -1,15 +1,19 @@
-"""The timeline tree (turn → step → item) as a lazy QAbstractItemModel.
+"""The timeline tree (turn → step → item) as a lazy QAbstractItemModel: the Qt adapter over ``app.timeline``.
 
 It opens at the tail: only the newest blocks are rows at first, and a "load older" row at the top
 asks for more through ``canFetchMore``/``fetchMore`` on that row (the view calls it when the user
 scrolls to the top or activates the row).  Older blocks come from the background full index when it
 is ready, or are derived on demand.  Appends to the open session are merged into the rows by node
 key, so expanded rows, the selection and the scroll position survive a refresh.
+
+The nodes, the fold and the span arithmetic are Qt-free (``app.timeline``); this module only keeps
+which blocks are rows and translates changes into ``beginInsertRows``/``dataChanged`` and friends.
+
+May import: PySide6, ``app.gui.style``, ``models.one_call_per_cell`` and ``app.timeline``.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,15 +22,13 @@ from PySide6.QtGui import QFont
 
 from app.gui import style
 from app.gui.models.one_call_per_cell import OneCallPerCell
-from persistence.timeline import OPEN, SYNTHETIC, TimelineNode, derive
+from app.timeline import OPEN, SYNTHETIC, TimelineNode, derive, older_start, span_containing
 
 Index = QModelIndex | QPersistentModelIndex
 
 COLUMNS = ("Item", "Summary", "Info", "Seq", "Time")
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 2
-FETCH_EVENT_BUDGET = 4000  # events derived per "load older" step (at least one block)
-FETCH_BLOCK_BUDGET = 40
 
 _FLAG_TIPS = {
     "error": "an error (tool error, failed attempt or error turn end)",
@@ -152,7 +154,7 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
     def node(self, index: Index) -> TimelineNode | None:
         if not index.isValid():
             return None
-        return index.internalPointer()  # type: ignore[no-any-return]
+        return index.internalPointer()
 
     def turn_info(self, index: Index) -> tuple[int, bool] | None:
         """(turn number, completed) of the turn that holds ``index``; completed means a stored ``turn/end``.
@@ -310,13 +312,7 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         if self._first == 0:
             return 0
         end = self._first
-        start = end - 1
-        if until_span is not None:
-            start = max(0, min(start, until_span))
-        else:
-            budget_start = self._spans[end - 1][1] - FETCH_EVENT_BUDGET
-            while start > 0 and end - start < FETCH_BLOCK_BUDGET and self._spans[start - 1][0] >= budget_start:
-                start -= 1
+        start = older_start(self._spans, end, until_span)  # budgets: app.timeline.spans.OLDER_*
         missing = [i for i in range(start, end) if self._derived[i] is None]
         if missing:
             lo, hi = missing[0], missing[-1] + 1
@@ -356,8 +352,7 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
             idx = next((i for i, r in enumerate(recs) if r.get("seq") == seq), -1)
             if idx < 0:
                 return -1
-        starts = [s for s, _e in self._spans]
-        return max(0, bisect.bisect_right(starts, idx) - 1)
+        return span_containing(self._spans, idx)
 
     def index_for_seq(self, seq: int, *, load: bool = True) -> QModelIndex:
         """The deepest row standing for event ``seq`` (older blocks are loaded when ``load``)."""

@@ -1,56 +1,99 @@
-"""Keep CPython's cyclic GC (and the GIL's switch interval) from freezing the window.
+"""The window process's one owner of CPython's cyclic collector: paused around big reads, then frozen.
 
-The engine pauses the collector while it decodes a log (``persistence/gcpause.py``), so when it
-re-enables it the youngest generation holds every object of the decoded log, and the next
-collection walks all of them while holding the GIL: 0.25 s + 0.5 s pauses were measured after
-reading a 200k-event session, in whatever thread happened to allocate next.
+Why a policy at all: a decoded log is hundreds of thousands of young objects.  When the collector
+comes back on after a read, the next young collections walk all of them with the GIL held, on
+whichever thread allocates next (the GUI thread too).  Measured on a 200k-event log (this machine,
+``inspect`` 0.40 s): with the collector simply re-enabled afterwards, the next generation-1
+collection took 70-83 ms and a full one 106-113 ms; after ``gc.freeze()`` both took 0.0 ms (freezing
+is a list splice: 0.0 ms).  Event records are acyclic JSON values, freed by reference counting when
+their session is dropped, so they never need a cycle collection.  The cost: garbage *cycles* made
+during a pause are never collected (the timeline model breaks its own parent/child cycles when it
+drops a tree, ``scrub_exception`` frees what failed jobs' tracebacks held; the rest is incidental).
 
-Around each engine call we keep the collector off, then move everything that exists to the
-permanent generation (``gc.freeze()``): event records are acyclic JSON values, freed by reference
-counting when their session is dropped, so they never need a cycle collection.  The cost is that
-garbage *cycles* created during the call are not collected; the timeline model breaks its own
-parent/child cycles when it drops a tree (``TimelineModel``), the rest is incidental.
+Why one owner: the engine pauses the collector too (``persistence/gcpause.py``, its own nestable
+counter, for the command line and any other host).  Two counters over one global switch, each with
+its own "was it on?" flag, let either side turn the collector back on in the middle of the other's
+pause: a decode that lost its pause that way took 0.65 s instead of 0.40 s (same log), and a pause of
+ours that the engine ended let young collections walk the rows built so far.  So in this process
+this module is the *outer* pause of every engine call the window makes (``ViewerStore`` wraps each
+read, the session actions wrap each plan and execute, the backup check its scan).  The engine's
+``gc_paused`` then always finds the collector off, remembers "it was off", and never switches it:
+the only code that turns the collector back on in the window's process is ``CollectorPolicy``, when
+its last pause ends.  One counter, one lock (pauses may begin on the GUI thread and on worker
+threads), and the collector's state as the first pause found it.
 
-``settle()`` does the same after the window builds big containers of its own: a young list that
-holds 200k old records makes every young collection walk 200k object headers (measured ~100 ms per
-collection, on whichever thread allocates next, with the GIL held).
+``settle()`` freezes after the window builds big containers of its own: a young list that holds 200k
+old records makes every young collection walk 200k object headers (~100 ms each, measured).
+
+May import: the standard library only.
 """
 
 from __future__ import annotations
 
 import gc
-import sys
+import threading
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
-
-_depth = 0
+from contextlib import AbstractContextManager, contextmanager
 
 
-_was_enabled = True
+class CollectorPolicy:
+    """Pauses nest and may overlap across tasks and threads; the last one to end freezes and resumes."""
+
+    __slots__ = ("_depth", "_lock", "_resume_enabled")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._resume_enabled = True
+
+    @property
+    def depth(self) -> int:
+        """Pauses in progress (0: the collector is in the state the first pause found it in)."""
+        return self._depth
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Run a (possibly big) read or listing without a collection landing on the GUI afterwards.
+
+        Overlapping pauses need not nest (a listing holds one across awaits while a session loads):
+        the collector's state is taken when the first begins and restored, after a freeze, when the
+        last ends.  Every entry switches the collector off, so one that something else switched back
+        on meanwhile is paused again.
+        """
+        with self._lock:
+            if self._depth == 0:
+                self._resume_enabled = gc.isenabled()
+            self._depth += 1
+            gc.disable()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    gc.freeze()
+                    if self._resume_enabled:
+                        gc.enable()
+
+    def settle(self) -> None:
+        """Freeze what exists now (after building big long-lived containers); a running pause freezes anyway."""
+        with self._lock:
+            if self._depth == 0:
+                gc.freeze()
 
 
-@contextmanager
-def engine_call() -> Iterator[None]:
-    """Run a (possibly big) engine read without a collection landing on the GUI afterwards.
+COLLECTOR = CollectorPolicy()  # the one instance: the collector is one per process
 
-    Calls may overlap without nesting (a listing holds this across awaits while a session loads), so
-    the collector's state is kept per process, taken when the first one starts and restored when the
-    last one ends, like ``persistence/gcpause.py`` does.
-    """
-    global _depth, _was_enabled
-    if _depth == 0:
-        _was_enabled = gc.isenabled()
-    _depth += 1
-    gc.disable()
-    try:
-        yield
-    finally:
-        _depth -= 1
-        if _depth == 0:
-            gc.freeze()
-            if _was_enabled:
-                gc.enable()
+
+def collector_paused() -> AbstractContextManager[None]:
+    """``COLLECTOR.paused()``: the pause every engine call and listing of the window runs under."""
+    return COLLECTOR.paused()
+
+
+def settle() -> None:
+    """``COLLECTOR.settle()``."""
+    COLLECTOR.settle()
 
 
 def scrub_exception(exc: BaseException | None) -> None:
@@ -58,8 +101,8 @@ def scrub_exception(exc: BaseException | None) -> None:
 
     A cancelled or failed load ends in an exception whose traceback frames still hold what they were
     reading (a whole log).  Tasks, futures and tracebacks reference each other in cycles that only
-    the collector can free, and the window freezes the collector's generations after each engine call
-    (see above), which would make them permanent: +145 MB per abandoned 200k-event load was measured.
+    the collector can free, and the policy above freezes the collector's generations after each
+    engine call, which would make them permanent: +145 MB per abandoned 200k-event load was measured.
     Clearing the frames frees the data at once by reference counting; the exception object itself
     (type and message) stays usable.
     """
@@ -71,28 +114,4 @@ def scrub_exception(exc: BaseException | None) -> None:
         exc = exc.__cause__ or exc.__context__
 
 
-# Listing a root builds many acyclic values (rows, headers): same policy as an engine read.  Young
-# collections during a 10k-row listing walk every row built so far, in whichever thread allocates
-# (the process pool's result thread included), with the GIL held: 20-45 ms pauses were measured.
-collector_paused = engine_call
-
-
-def settle() -> None:
-    """Freeze what exists now (call after building big long-lived containers on the GUI thread)."""
-    if _depth == 0:
-        gc.freeze()
-
-
-GUI_SWITCH_INTERVAL_S = 0.0002
-
-
-def share_gil_with_gui() -> None:
-    """Let the GUI thread win the GIL back quickly from busy worker threads.
-
-    Painting a view calls into Python once per visible cell; each call must take the GIL from
-    whichever worker thread is decoding, and by default a holder keeps it up to 5 ms per request.
-    A repaint then took 200+ ms while a log was being read.  The interval only matters while the GUI
-    thread actually waits for the GIL, so a short one costs the workers almost nothing.
-    """
-    if sys.getswitchinterval() > GUI_SWITCH_INTERVAL_S:
-        sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
+__all__ = ["COLLECTOR", "CollectorPolicy", "collector_paused", "scrub_exception", "settle"]

@@ -3,6 +3,8 @@
 A job started under a key cancels the previous job with that key (selecting another session cancels
 the previous load).  A job that fails reports through ``failed`` instead of vanishing in a task nobody
 awaits.
+
+May import: PySide6.QtCore (``QObject``, ``Signal``) and ``runtime.collector``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.gui.gcpolicy import scrub_exception
+from app.gui.runtime.collector import scrub_exception
 
 log = logging.getLogger(__name__)
 

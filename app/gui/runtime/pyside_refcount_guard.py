@@ -11,6 +11,8 @@ We measure whether the leak happens, and if it does give ``None``/``True``/``Fal
 reference reserve.  Over-counting these singletons is harmless (they are static objects that are
 never freed); under-counting is fatal.  On CPython 3.12+ they are immortal, and with a fixed PySide6
 the probe comes back clean, so the guard then does nothing.
+
+May import: the standard library (ctypes); PySide6.QtCore only inside the probe.
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
-"""Listing and diagnosis, run in worker *processes* (no Qt here).
+"""The window's process pool, and the listing and diagnosis its worker *processes* run (no Qt here).
 
 Diagnosing a session parses its whole log: pure Python that holds the GIL.  In the window's process
 that competes with every ``data()`` call of a painting view, so a 10k-session root would keep the
 list sluggish for minutes.  Worker processes scan project directories and parse logs in parallel on
 other cores and send back only small values (``FoundArtifact``, ``Details``).  Each process keeps one
 engine store per root and a header cache between calls.
+
+May import: the public ``persistence`` package, ``app.timeline``, the Qt-free ``runtime`` modules and
+``models.session_row`` (a plain value module); never Qt: a spawned worker imports this module.
 """
 
 from __future__ import annotations
@@ -16,12 +19,11 @@ import threading
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
-from app.gui.engine import open_for_viewing
-from app.gui.rows import READABLE, Details
-from app.gui.scan import FoundArtifact, artifacts_in_project_dir
-from persistence import CoordinatedPersistence, SessionPersistenceError
-from persistence.errors import upstream_class_of
-from persistence.timeline import latest_title
+from app.gui.models.session_row import READABLE, Details
+from app.gui.runtime.root_scan import FoundArtifact, artifacts_in_project_dir
+from app.gui.runtime.viewer_store import open_for_viewing
+from app.timeline import latest_title
+from persistence import CoordinatedPersistence, SessionPersistenceError, upstream_class_of
 
 Job = tuple[str, str, str | None]  # (row key, session id, revision the row shows)
 

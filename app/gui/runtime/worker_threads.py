@@ -4,6 +4,8 @@ Workers are plain functions that take a ``threading.Event`` and check it between
 ``in_thread`` runs one on the loop's executor and turns task cancellation into that event, then waits
 for the worker to notice so nothing keeps running for a caller that went away.  Progress is a small
 thread-safe record the GUI polls with a timer: no Qt object is touched off the GUI thread.
+
+May import: the standard library and ``runtime.collector``; never Qt (workers run off the GUI thread).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from app.gui.gcpolicy import scrub_exception
+from app.gui.runtime.collector import scrub_exception
 
 T = TypeVar("T")
 

@@ -1,4 +1,7 @@
-"""The Header tab: header fields, storage facts, diagnosis and lineage links (Enter follows a link)."""
+"""The Header tab: header fields, storage facts, diagnosis and lineage links (Enter follows a link).
+
+May import: PySide6 and ``models.header_fields``.
+"""
 
 from __future__ import annotations
 

@@ -1,11 +1,14 @@
-"""Status-bar progress for long loads: label, bar (busy when the fraction is unknown) and Cancel."""
+"""Status-bar progress for long loads: label, bar (busy when the fraction is unknown) and Cancel.
+
+May import: PySide6 and ``runtime.worker_threads`` (the ``Progress`` record it polls).
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
-from app.gui.workers import Progress
+from app.gui.runtime.worker_threads import Progress
 
 
 class ProgressPanel(QWidget):

@@ -1,4 +1,7 @@
-"""The Raw tab: the decoded artifact as numbered lines (virtualised), and the selected line in full."""
+"""The Raw tab: the decoded artifact as numbered lines (virtualised), and the selected line in full.
+
+May import: PySide6, ``app.gui.style`` and ``models.raw_lines``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The left pane: filter box, project filter and the sortable session table (or the empty-root offer)."""
+"""The left pane: filter box, project filter and the sortable session table (or the empty-root offer).
+
+May import: PySide6 and ``models.sessions``.
+"""
 
 from __future__ import annotations
 
@@ -195,7 +198,10 @@ class SessionListPane(QWidget):
         self.project.blockSignals(True)
         self.project.clear()
         self.project.addItem(f"All projects ({self.model.total})", None)
-        for p in sorted(counts, key=lambda k: labels.get(k, k).lower()):
+        def label_of(project: str) -> str:
+            return labels.get(project, project)
+
+        for p in sorted(counts, key=lambda k: label_of(k).lower()):
             self.project.addItem(f"{labels.get(p, p)}  ({counts[p]})", p)
         pos = self.project.findData(current) if current is not None else 0
         self.project.setCurrentIndex(max(0, pos))

@@ -1,4 +1,7 @@
-"""The Timeline tab: a diagnosis banner, the turn tree, and the selected item's full text."""
+"""The Timeline tab: a diagnosis banner, the turn tree, and the selected item's full text.
+
+May import: PySide6, ``app.gui.style``, ``models.timeline`` and ``app.timeline``.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.gui import style
 from app.gui.models.timeline import TimelineModel
-from app.gui.timeline_text import node_detail
-from persistence.timeline import TimelineNode
+from app.timeline import TimelineNode, node_detail
 
 
 class TimelineTree(QTreeView):
@@ -177,7 +179,7 @@ class TimelinePane(QWidget):
         target = last
         while m.rowCount(target) and self.tree.isExpanded(target):
             kids = [m.index(i, 0, target) for i in range(m.rowCount(target))]
-            meaningful = [k for k in kids if (n := m.node(k)) is not None and n.kind not in ("usage", "request")]
+            meaningful = [k for k in kids if (kid := m.node(k)) is not None and kid.kind not in ("usage", "request")]
             target = (meaningful or kids)[-1]
         self.tree.setCurrentIndex(target)
         node = m.node(target)

@@ -1,7 +1,13 @@
 """The main window: session list on the left, Header / Timeline / Raw on the right.
 
-It wires controllers to views and keeps the timeline and raw selections in step; it holds no
-session logic of its own.
+The composition root of the GUI: it builds the models, the controllers and the views and wires them
+to each other.  It holds no session logic and few rules of its own: the menus are ``WindowMenus``,
+the banners ``SessionBanner``/``diagnosis_banner``, the timeline<->raw selection ``SelectionSync``;
+what it shows about the open session comes from the one ``OpenSession`` value the loader hands over
+(``SessionLoader.opened``), and the loader gets the root from the list controller's ``OpenRoot``.
+
+May import every ``app.gui`` package (it is the only module that imports controllers *and* views),
+``app.demo`` and ``app.paths``.
 """
 
 from __future__ import annotations
@@ -13,52 +19,36 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QLabel,
-    QMainWindow,
-    QMenu,
-    QMessageBox,
-    QSizePolicy,
-    QSplitter,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtGui import QCloseEvent, QIcon
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from app.demo import ensure_demo_root
 from app.gui import style
-from app.gui.details import DetailsPass
-from app.gui.gcpolicy import share_gil_with_gui
-from app.gui.jobs import Jobs
-from app.gui.list_controller import DEFAULT_POLL_MS, SessionListController
+from app.gui.controllers.diagnosis_pass import DiagnosisPass
+from app.gui.controllers.session_actions import SessionActions
+from app.gui.controllers.session_list import DEFAULT_POLL_MS, SessionListController
+from app.gui.controllers.session_loader import OpenSession, SessionLoader
 from app.gui.models.header_fields import HeaderFieldsModel, header_rows
 from app.gui.models.raw_lines import RawLinesModel
+from app.gui.models.session_row import SessionRow
 from app.gui.models.sessions import SessionListModel
 from app.gui.models.timeline import TimelineModel
-from app.gui.rows import SessionRow
-from app.gui.session_actions import SessionActions
-from app.gui.session_loader import OpenSession, SessionLoader
+from app.gui.runtime.jobs import Jobs
+from app.gui.runtime.worker_threads import Progress
 from app.gui.settings import AppSettings
 from app.gui.views.header_pane import HeaderPane
 from app.gui.views.progress_panel import ProgressPanel
 from app.gui.views.raw_pane import RawPane
+from app.gui.views.selection_sync import SelectionSync
+from app.gui.views.session_banner import LOADING, REMOVED, STOPPED_EARLY, SessionBanner, diagnosis_banner
 from app.gui.views.session_list import SessionListPane
 from app.gui.views.timeline_pane import TimelinePane
-from app.gui.workers import Progress
-from persistence.timeline import TimelineNode
+from app.gui.window.menus import TAB_HEADER, TAB_RAW, TAB_TIMELINE, MenuCommands, WindowMenus
+from app.paths import demo_root_path
 
-TAB_HEADER, TAB_TIMELINE, TAB_RAW = 0, 1, 2
 TAB_NAMES = {"header": TAB_HEADER, "timeline": TAB_TIMELINE, "raw": TAB_RAW}
-
-BANNERS = {
-    "ok": "✓ balanced log",
-    "open-turn": "⚠ open turn: crashed or still running",
-    "torn-tail": "⚠ torn tail: the end of the log is damaged",
-    "corrupt": "✖ corrupt log",
-    "unsupported": "✖ unsupported log",
-    "missing": "✖ not found by the engine",
-}
+COUNTED_STATUSES = ("open-turn", "torn-tail", "corrupt", "unreadable", "symlink", "unsupported", "busy", "missing")
+COUNTS_THROTTLE_MS = 250  # the status bar's counts are redrawn at most this often while diagnoses stream in
 
 
 class MainWindow(QMainWindow):
@@ -67,30 +57,33 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: AppSettings | None = None, *, poll_ms: int = DEFAULT_POLL_MS,
                  restore_geometry: bool = True, icon: QIcon | None = None) -> None:
         super().__init__()
-        share_gil_with_gui()
         self.settings = settings or AppSettings()
         self.setWindowTitle("SessionScope")
         if icon is not None:
             self.setWindowIcon(icon)
         self.jobs = Jobs(self)
         self.session_model = SessionListModel(self)
-        self.details = DetailsPass(self.session_model, self.jobs, parent=self)
-        self.controller = SessionListController(self.session_model, self.jobs, self.details, poll_ms=poll_ms, parent=self)
+        self.diagnosis_pass = DiagnosisPass(self.session_model, self.jobs, parent=self)
+        self.controller = SessionListController(self.session_model, self.jobs, self.diagnosis_pass, poll_ms=poll_ms,
+                                                parent=self)
         self.timeline_model = TimelineModel(self)
         self.raw_model = RawLinesModel(self)
         self.header_model = HeaderFieldsModel(self)
         self.loader = SessionLoader(self.jobs, self.timeline_model, self.raw_model, self)
-        self.actions = SessionActions(parent_widget=self, jobs=self.jobs, controller=self.controller,
-                                      model=self.session_model, loader=self.loader, settings=self.settings,
-                                      select_session=self.select_session)
+        self.session_ops = SessionActions(parent_widget=self, jobs=self.jobs, controller=self.controller,
+                                          model=self.session_model, loader=self.loader, settings=self.settings,
+                                          select_session=self.select_session,
+                                          show_header=lambda: self.show_tab(TAB_HEADER))
+        self.session: OpenSession | None = None  # what the loader handed over for the open session
+        self.root_error: str | None = None
         self._open_key: str | None = None
         self._want_session: str | None = None
-        self._syncing = False
         self.opened_keys: list[str] = []
         self.first_view = asyncio.Event()
 
         self._build_views()
-        self._build_actions()
+        self.menus = WindowMenus(self, self._menu_commands())
+        self._update_actions()
         self._connect()
         self.resize(1600, 960)
         if restore_geometry:
@@ -108,12 +101,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.timeline_pane, "Timeline")
         self.tabs.addTab(self.raw_pane, "Raw")
         self.tabs.setCurrentIndex(TAB_TIMELINE)
-        self.session_label = QLabel(self)
-        self.session_label.setTextFormat(Qt.TextFormat.RichText)
-        # Long titles must not widen the right pane (the splitter would squeeze the list).
-        self.session_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.session_label.setContentsMargins(6, 6, 6, 2)
-        self.session_label.setText(f"<span style='color:{style.MUTED}'>No session selected</span>")
+        self.banner = SessionBanner(self)
+        self.session_label = self.banner.label
         right = QWidget(self)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 4, 0)
@@ -134,51 +123,17 @@ class MainWindow(QMainWindow):
         sb.addWidget(self.root_label, 1)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.counts_label)
+        self.selection_sync = SelectionSync(self.timeline_pane, self.raw_pane, self.timeline_model, self.raw_model)
 
-    def _build_actions(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.act_open = QAction("&Open root folder …", self, shortcut=QKeySequence("Ctrl+O"), triggered=self.choose_root)
-        self.act_open_store = QAction("Open SQLite &store file …", self, triggered=self.choose_store)
-        self.act_demo = QAction("Open the &demo root", self, triggered=self.open_demo)
-        self.act_refresh = QAction("&Refresh", self, shortcut=QKeySequence("F5"), triggered=self.refresh)
-        self.act_quit = QAction("&Quit", self, shortcut=QKeySequence("Ctrl+Q"), triggered=self.close)
-        self.recent_menu = file_menu.addMenu("Recent roots")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        for a in (self.act_open, self.act_open_store, self.act_demo, self.act_refresh, self.act_quit):
-            file_menu.addAction(a)
-            self.addAction(a)
-        session_menu = self.menuBar().addMenu("&Session")
-        self.act_repair = QAction("&Repair …", self, shortcut=QKeySequence("Ctrl+R"),
-                                  triggered=lambda: self._on_current(self.actions.repair))
-        self.act_fork_here = QAction("Fork &here, after the selected turn …", self, shortcut=QKeySequence("Ctrl+Shift+F"),
-                                     triggered=self._fork_here)
-        self.act_fork_last = QAction("&Fork after the last completed turn …", self,
-                                     triggered=lambda: self._on_current(self.actions.fork))
-        self.act_resume = QAction("Re&sume in the harness …", self, shortcut=QKeySequence("Ctrl+Shift+R"),
-                                  triggered=lambda: self._on_current(self.actions.resume))
-        self.act_copy_raw = QAction("&Copy raw artifact …", self, triggered=lambda: self._on_current(self.actions.ask_copy_raw))
-        self.act_restore = QAction("Res&tore a backup …", self, triggered=lambda: self._on_current(self.actions.restore))
-        self.session_actions = (self.act_repair, self.act_fork_here, self.act_fork_last, self.act_resume, self.act_copy_raw,
-                                self.act_restore)
-        for a in self.session_actions:
-            session_menu.addAction(a)
-            self.addAction(a)
-        session_menu.insertSeparator(self.act_copy_raw)
-        self._update_actions()
-        view_menu = self.menuBar().addMenu("&View")
-        for key, (name, tab) in {"Ctrl+1": ("&Header", TAB_HEADER), "Ctrl+2": ("&Timeline", TAB_TIMELINE),
-                                 "Ctrl+3": ("&Raw", TAB_RAW)}.items():
-            act = QAction(name, self, shortcut=QKeySequence(key), triggered=lambda _c=False, t=tab: self.show_tab(t))
-            view_menu.addAction(act)
-            self.addAction(act)
-        self.act_filter = QAction("&Filter sessions", self, shortcut=QKeySequence("Ctrl+F"),
-                                  triggered=self.list_pane.focus_filter)
-        view_menu.addAction(self.act_filter)
-        self.addAction(self.act_filter)
-        esc = QShortcut(QKeySequence("Esc"), self)
-        esc.activated.connect(self._escape)
-        help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addAction(QAction("&Keyboard", self, triggered=self._show_keys))
+    def _menu_commands(self) -> MenuCommands:
+        ops = self.session_ops
+        return MenuCommands(
+            open_root=self.choose_root, open_store=self.choose_store, open_demo=self.open_demo, refresh=self.refresh,
+            quit=self.close, repair=lambda: self._on_current(ops.repair), fork_here=self._fork_here,
+            fork_last=lambda: self._on_current(ops.fork), resume=lambda: self._on_current(ops.resume),
+            copy_raw=lambda: self._on_current(ops.ask_copy_raw), restore=lambda: self._on_current(ops.restore),
+            show_tab=self.show_tab, focus_filter=self.list_pane.focus_filter, escape=self._escape,
+            recent_roots=self.settings.recent_roots, open_recent=self.open_root)
 
     def _connect(self) -> None:
         lp = self.list_pane
@@ -193,10 +148,10 @@ class MainWindow(QMainWindow):
         c.session_changed.connect(self._session_changed)
         c.session_removed.connect(self._session_removed)
         c.message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
-        self.details.progressed.connect(self._schedule_counts)
+        self.diagnosis_pass.progressed.connect(self._schedule_counts)
         self._counts_timer = QTimer(self)
         self._counts_timer.setSingleShot(True)
-        self._counts_timer.setInterval(250)
+        self._counts_timer.setInterval(COUNTS_THROTTLE_MS)
         self._counts_timer.timeout.connect(self._update_counts)
         self.session_model.dataChanged.connect(self._rows_changed)
         ld = self.loader
@@ -206,15 +161,13 @@ class MainWindow(QMainWindow):
         ld.raw_ready.connect(self._raw_ready)
         ld.loaded.connect(self._session_loaded)
         ld.stopped_early.connect(self._stopped_early)
-        ld.progress_started.connect(self._progress_started)
+        ld.progress_started.connect(self.progress.track)
         ld.progress_finished.connect(self.progress.untrack)
         self.progress.cancel_requested.connect(self.loader.cancel)
-        self.timeline_pane.node_selected.connect(self._timeline_selected)
         self.timeline_pane.node_selected.connect(lambda _n: self._update_actions())
         self.timeline_pane.fork_requested.connect(self._fork_turn)
-        self.actions.message.connect(lambda m: self.statusBar().showMessage(m, 15_000))
-        self.actions.lost_records_found.connect(self._offer_restore)
-        self.raw_pane.line_selected.connect(self._raw_selected)
+        self.session_ops.message.connect(lambda m: self.statusBar().showMessage(m, 15_000))
+        self.session_ops.lost_records_found.connect(self._offer_restore)
         self.header_pane.link_activated.connect(self.open_linked)
         self.jobs.failed.connect(lambda name, msg: self.statusBar().showMessage(f"{name} failed: {msg}", 15_000))
 
@@ -235,13 +188,12 @@ class MainWindow(QMainWindow):
     def open_root(self, root: str, *, session: str | None = None) -> asyncio.Task[Any]:
         root = os.path.abspath(os.path.expanduser(root))
         self._want_session = session
-        self.loader.close()
-        self._open_key = None
+        self._close_session()
         self.first_view.clear()
         self.root_label.setText(f"Root: {root}")
         self.setWindowTitle(f"SessionScope — {root}")
         self.list_pane.show_table()
-        self.root_error: str | None = None
+        self.root_error = None
         return self.controller.open_root(root)
 
     def choose_root(self) -> None:
@@ -262,8 +214,6 @@ class MainWindow(QMainWindow):
         self.jobs.spawn(self._open_demo(), name="demo root", key="demo")
 
     async def _open_demo(self) -> None:
-        from app.gui.demo import demo_root_path, ensure_demo_root
-
         progress = Progress("Building the demo root …")
         self.progress.track(progress)
         try:
@@ -274,16 +224,10 @@ class MainWindow(QMainWindow):
 
     def refresh(self) -> None:
         self.controller.refresh()
-        row = self.session_model.get(self._open_key) if self._open_key else None
-        if row is not None:
-            self.loader.open(row)
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        for root in self.settings.recent_roots():
-            self.recent_menu.addAction(root, lambda r=root: self.open_root(r))
-        if self.recent_menu.isEmpty():
-            self.recent_menu.addAction("(none yet)").setEnabled(False)
+        row = self.current_row()
+        opened = self.controller.opened
+        if row is not None and opened is not None:
+            self.loader.open(row, opened)
 
     def _root_failed(self, message: str) -> None:
         # Kept until the next root opens: the "0 sessions" of the finished listing must not replace it.
@@ -294,6 +238,7 @@ class MainWindow(QMainWindow):
         self.list_pane.show_empty(f"{html.escape(message)}<br><br>Open the demo root to look around, "
                                   "or choose the folder that holds your sessions.")
         self.loader.close()
+        self.session = None
         self._show_no_session()
 
     def _offer_restore(self, found: list[Any]) -> None:
@@ -310,20 +255,21 @@ class MainWindow(QMainWindow):
 
         def chosen(_code: int) -> None:
             if box.clickedButton() is restore and self.select_session(sid):
-                self._on_current(self.actions.restore)
+                self._on_current(self.session_ops.restore)
 
         box.finished.connect(chosen)
         self.restore_offer = box
         box.open()
 
     def _listing_finished(self, count: int) -> None:
-        self.actions.check_backups()
+        self.session_ops.check_backups()
         root = self.controller.root
         if root and os.path.exists(root):
             self.settings.remember_root(root)
-        self.root_label.setText(f"Root: {root}  ({self._backend_text()})")
-        if getattr(self, "root_error", None):
-            self.statusBar().showMessage(self.root_error or "")
+        opened = self.controller.opened
+        self.root_label.setText(f"Root: {root}  ({opened.backend_text if opened is not None else 'not opened'})")
+        if self.root_error:
+            self.statusBar().showMessage(self.root_error)
         elif count == 0 and root and os.path.exists(root):
             self.list_pane.show_empty(f"No sessions in {html.escape(root)} yet.")
         self._update_counts()
@@ -337,32 +283,22 @@ class MainWindow(QMainWindow):
         if self.list_pane.current_key() is None:
             self.list_pane.select_first()
 
-    def _backend_text(self) -> str:
-        store = self.controller.store
-        if store is None:
-            return "not opened"
-        if not self.controller.is_jsonl:
-            return "SQLite store"
-        comp = getattr(store, "compression", None)
-        return "JSONL, zstd frames" if comp == "zstd" else "JSONL, plain lines"
-
     # ------------------------------------------------------------ sessions
 
     def open_session_key(self, key: str) -> None:
         row = self.session_model.get(key)
-        if row is None:
+        opened = self.controller.opened
+        if row is None or opened is None:
             return
         if key == self._open_key and self.loader.current is not None:
             return
         self._open_key = key
         self._update_actions()
-        self.loader.store = self.controller.store
-        self.loader.is_jsonl = self.controller.is_jsonl
         self._show_header(row)
-        self._show_session_label(row)
-        self.timeline_pane.set_banner("Loading …", "pending")
-        self.raw_pane.set_info("Loading …")
-        self.loader.open(row)
+        self.banner.show_row(row)
+        self.timeline_pane.set_banner(LOADING, "pending")
+        self.raw_pane.set_info(LOADING)
+        self.loader.open(row, opened)
 
     def open_linked(self, key: str) -> None:
         self.list_pane.select_key(key)
@@ -386,8 +322,13 @@ class MainWindow(QMainWindow):
             self.list_pane.filter.clear()
             self.list_pane.table.setFocus()
 
+    def _close_session(self) -> None:
+        self.loader.close()
+        self.session = None
+        self._open_key = None
+
     def _show_no_session(self) -> None:
-        self.session_label.setText(f"<span style='color:{style.MUTED}'>No session selected</span>")
+        self.banner.show_none()
         self.header_model.set_rows([])
         self.timeline_pane.set_banner("", None)
         self.raw_pane.set_info("")
@@ -397,56 +338,25 @@ class MainWindow(QMainWindow):
         children = self.session_model.children_of(row.session_id)
         self.header_model.set_rows(header_rows(row, parent, children, row.path))
 
-    def _show_session_label(self, row: SessionRow) -> None:
-        fg, bg = style.STATUS_COLORS.get(row.status, ("#000", None))
-        status = style.STATUS_LABELS.get(row.status, row.status)
-        if row.title or row.status == "pending":
-            title = html.escape(row.title or "")
-        else:
-            title = "(untitled)" if row.status in ("ok", "open-turn", "torn-tail") else f"({html.escape(row.status)} log)"
-        where = html.escape(row.cwd or row.project)
-        lineage = f" · {html.escape(row.lineage)}" if row.lineage else ""
-        self.session_label.setText(
-            f"<span style='font-size:13pt; font-weight:600'>{title}</span>&nbsp;&nbsp;"
-            f"<span style='color:{fg}; background:{bg or '#eef7f0'}'>&nbsp;{status}&nbsp;</span>"
-            f"<br><span style='color:{style.MUTED}'>{html.escape(row.session_id)} · {where}{lineage}</span>")
+    def _session_diagnosed(self, session: OpenSession) -> None:
+        self.session = session
+        self.timeline_pane.set_banner(*diagnosis_banner(session.row, session.diagnosis))
 
-    def _session_diagnosed(self, cur: OpenSession) -> None:
-        row = cur.row
-        d = cur.diagnosis
-        status = d.status if d is not None else row.status
-        reason = d.reason if d is not None else row.reason
-        head = BANNERS.get(status, status)
-        text = f"<b>{html.escape(head)}</b>"
-        if status == "ok" and d is not None:
-            text += f" · {d.event_count:,} events"
-        else:
-            text += f" — {html.escape(reason)}"
-        if d is not None and d.closers:
-            text += (f"<br>{len(d.closers)} synthetic closer(s) are shown in <i>italics</i> on a purple background: "
-                     "they exist in memory only; loading or resuming the session in the harness would write them.")
-        if status in ("corrupt", "unsupported", "missing"):
-            text += "<br>The Raw tab shows every byte that can still be decoded."
-        self.timeline_pane.set_banner(text, status)
-
-    def _raw_ready(self, _key: str) -> None:
+    def _raw_ready(self, key: str) -> None:
         t = self.raw_model.text
-        cur = self.loader.current
+        cur = self.session if self.session is not None and self.session.key == key else None
         what = "event rows (SQLite)" if t.source == "rows" else (
             f"{os.path.basename(cur.row.path or '')} · "
             + ("zstd frames, decoded" if t.compression == "zstd" else "plain JSONL")) if cur else ""
         torn = f" · {len(t.markers)} marker line(s) for bytes that could not be decoded" if t.markers else ""
         self.raw_pane.set_info(f"{what} · {len(t):,} lines · {style.format_size(len(t.data))} decoded{torn}")
-        node = self.timeline_pane.current_node()
-        if node is not None:
-            self._timeline_selected(node)  # the timeline may have chosen its row before the text was ready
+        self.selection_sync.raw_text_ready()
         if t.markers:
             self.raw_pane.show_line(max(t.markers))  # where decoding stopped is the interesting part
 
     def _stopped_early(self, key: str) -> None:
         if key == self._open_key:  # not when the load was cancelled because another session was picked
-            self.timeline_pane.set_banner("<b>Reading stopped</b> — only the newest turns of this log are shown "
-                                          "and nothing was checked yet; F5 reads the whole log.", "pending")
+            self.timeline_pane.set_banner(STOPPED_EARLY, "pending")
 
     def _session_loaded(self, key: str) -> None:
         self.opened_keys.append(key)
@@ -462,9 +372,8 @@ class MainWindow(QMainWindow):
 
     def _session_removed(self, key: str) -> None:
         if key == self._open_key:
-            self.timeline_pane.set_banner("<b>This session's log was removed from the root.</b>", "missing")
-            self.loader.close()
-            self._open_key = None
+            self.timeline_pane.set_banner(REMOVED, "missing")
+            self._close_session()
 
     def _rows_changed(self, top: QModelIndex, bottom: QModelIndex, _roles: Any = None) -> None:
         if self._open_key is None:
@@ -472,7 +381,7 @@ class MainWindow(QMainWindow):
         row = self.session_model.row_for_key(self._open_key)
         if top.row() <= row <= bottom.row():
             r = self.session_model.row_at(row)
-            self._show_session_label(r)
+            self.banner.show_row(r)
             self._show_header(r)
             self._update_actions()
 
@@ -482,17 +391,11 @@ class MainWindow(QMainWindow):
 
     def _update_counts(self) -> None:
         counts = self.session_model.status_counts()
-        total = self.session_model.total
-        parts = [f"{total:,} sessions"]
-        for s in ("open-turn", "torn-tail", "corrupt", "unreadable", "symlink", "unsupported", "busy", "missing"):
-            if counts.get(s):
-                parts.append(f"{counts[s]} {style.STATUS_LABELS[s]}")
+        parts = [f"{self.session_model.total:,} sessions"]
+        parts += [f"{counts[s]} {style.STATUS_LABELS[s]}" for s in COUNTED_STATUSES if counts.get(s)]
         if counts.get("pending"):
             parts.append(f"diagnosing {counts['pending']:,} …")
         self.counts_label.setText("  ·  ".join(parts))
-
-    def _progress_started(self, progress: Progress) -> None:
-        self.progress.track(progress)
 
     # ------------------------------------------------------------ session actions
 
@@ -505,16 +408,7 @@ class MainWindow(QMainWindow):
             action(row)
 
     def _update_actions(self) -> None:
-        row = self.current_row()
-        a = self.actions
-        self.act_repair.setEnabled(a.can_repair(row))
-        self.act_fork_last.setEnabled(a.can_fork(row))
-        self.act_resume.setEnabled(a.can_resume(row))
-        self.act_copy_raw.setEnabled(a.can_copy_raw(row))
-        self.act_restore.setEnabled(a.can_restore(row))
-        text, turn = self.timeline_pane.fork_action_text()
-        self.act_fork_here.setText(text)
-        self.act_fork_here.setEnabled(a.can_fork(row) and turn is not None)
+        self.menus.enable_for(self.current_row(), *self.timeline_pane.fork_action_text())
 
     def _fork_here(self) -> None:
         _text, turn = self.timeline_pane.fork_action_text()
@@ -526,60 +420,15 @@ class MainWindow(QMainWindow):
     def _fork_turn(self, turn: int) -> None:
         row = self.current_row()
         if row is not None:
-            self.actions.fork(row, turn)
+            self.session_ops.fork(row, turn)
 
     def _list_menu(self, key: str, pos: QPoint) -> None:
         if key != self._open_key:
             self.list_pane.select_key(key)
         self._update_actions()
-        menu = QMenu(self)
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        for a in (self.act_repair, self.act_fork_last, self.act_resume, self.act_copy_raw):
-            menu.addAction(a)
-        self.list_pane.last_menu = menu
-        menu.popup(pos)
+        self.list_pane.last_menu = self.menus.popup_list_menu(self, pos)
 
-    # ------------------------------------------------------------ timeline <-> raw
-
-    def _timeline_selected(self, node: TimelineNode) -> None:
-        if self._syncing:
-            return
-        seq = node.first_seq
-        line = self.raw_model.text.line_for_seq(seq) if seq >= 0 else -1
-        if line < 0:
-            return
-        self._syncing = True
-        try:
-            self.raw_pane.select_line(line)
-        finally:
-            self._syncing = False
-
-    def _raw_selected(self, line: int) -> None:
-        if self._syncing:
-            return
-        seqs = self.raw_model.text.seqs_of_line(line)
-        if seqs is None:
-            return
-        idx = self.timeline_model.index_for_seq(seqs[0])
-        if not idx.isValid():
-            return
-        self._syncing = True
-        try:
-            self.timeline_pane.select_index(idx)
-        finally:
-            self._syncing = False
-
-    # ------------------------------------------------------------ help / lifecycle
-
-    def _show_keys(self) -> None:
-        QMessageBox.information(self, "Keyboard", "\n".join((
-            "↑/↓  move in the list, tree or raw lines",
-            "Enter  open the session's content / expand a row / follow a lineage link",
-            "Ctrl+F  filter sessions      Esc  cancel a load / leave the filter",
-            "Ctrl+1 / Ctrl+2 / Ctrl+3  Header / Timeline / Raw",
-            "Ctrl+O  open a root folder   F5  refresh",
-            "Ctrl+R  repair …   Ctrl+Shift+R  resume …   Ctrl+Shift+F  fork after the selected turn …",
-        )))
+    # ------------------------------------------------------------ lifecycle
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.settings.save_window(self.saveGeometry(), {n: s.saveState() for n, s in self._splitters().items()})
@@ -587,6 +436,9 @@ class MainWindow(QMainWindow):
 
     async def shutdown(self) -> None:
         """Stop watching, cancel every job, close the store (awaited by the launcher and tests)."""
-        self.loader.close()
+        self._close_session()
         await self.controller.close()
         await self.jobs.shutdown()
+
+
+__all__ = ["TAB_HEADER", "TAB_NAMES", "TAB_RAW", "TAB_TIMELINE", "MainWindow"]

@@ -1,11 +1,14 @@
-"""``--screenshot FILE``: wait until the list and the selected session are loaded, save the window, quit."""
+"""``--screenshot FILE``: wait until the list and the selected session are loaded, save the window, quit.
+
+May import: ``window.main_window`` and the standard library.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 
-from app.gui.views.main_window import TAB_NAMES, MainWindow
+from app.gui.window.main_window import TAB_NAMES, MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -24,10 +27,10 @@ async def wait_until_loaded(window: MainWindow, timeout: float) -> bool:
             return False
 
     ok = await step(window.controller.listed.wait())
-    ok = ok and await step(window.details.wait_idle())
+    ok = ok and await step(window.diagnosis_pass.wait_idle())
     if ok and window.session_model.rowCount() > 0:
         ok = await step(window.first_view.wait())
-    window.details.flush()
+    window.diagnosis_pass.flush()
     return ok
 
 

@@ -1,0 +1,147 @@
+"""The window's menus, keyboard actions and the list's context menu: built once, enabled per row.
+
+Holds no session logic.  Each entry runs a command the window supplies (``MenuCommands``), and
+``enable_for`` switches the Session entries on and off with the session actions' ``can_*`` rules and
+the timeline's "fork here" choice.
+
+May import: PySide6, ``controllers.session_actions`` (its static ``can_*`` rules only) and the models'
+values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QWidget
+
+from app.gui.controllers.session_actions import SessionActions
+from app.gui.models.session_row import SessionRow
+
+TAB_HEADER, TAB_TIMELINE, TAB_RAW = 0, 1, 2
+
+KEYS_HELP = "\n".join((
+    "↑/↓  move in the list, tree or raw lines",
+    "Enter  open the session's content / expand a row / follow a lineage link",
+    "Ctrl+F  filter sessions      Esc  cancel a load / leave the filter",
+    "Ctrl+1 / Ctrl+2 / Ctrl+3  Header / Timeline / Raw",
+    "Ctrl+O  open a root folder   F5  refresh",
+    "Ctrl+R  repair …   Ctrl+Shift+R  resume …   Ctrl+Shift+F  fork after the selected turn …",
+))
+
+
+@dataclass(frozen=True, slots=True)
+class MenuCommands:
+    """What each entry does: the window's slots (the Session ones act on the open row)."""
+
+    open_root: Callable[[], object]
+    open_store: Callable[[], object]
+    open_demo: Callable[[], object]
+    refresh: Callable[[], object]
+    quit: Callable[[], object]
+    repair: Callable[[], object]
+    fork_here: Callable[[], object]
+    fork_last: Callable[[], object]
+    resume: Callable[[], object]
+    copy_raw: Callable[[], object]
+    restore: Callable[[], object]
+    show_tab: Callable[[int], object]
+    focus_filter: Callable[[], object]
+    escape: Callable[[], object]
+    recent_roots: Callable[[], list[str]]
+    open_recent: Callable[[str], object]
+
+
+class WindowMenus:
+    """File, Session, View and Help menus of ``window``; every QAction is also a window shortcut."""
+
+    def __init__(self, window: QMainWindow, commands: MenuCommands) -> None:
+        self._window = window
+        self._commands = commands
+        bar = window.menuBar()
+
+        file_menu = bar.addMenu("&File")
+        self.open_root = QAction("&Open root folder …", window, shortcut=QKeySequence("Ctrl+O"),
+                                 triggered=lambda: commands.open_root())
+        self.open_store = QAction("Open SQLite &store file …", window, triggered=lambda: commands.open_store())
+        self.demo = QAction("Open the &demo root", window, triggered=lambda: commands.open_demo())
+        self.refresh = QAction("&Refresh", window, shortcut=QKeySequence("F5"), triggered=lambda: commands.refresh())
+        self.quit = QAction("&Quit", window, shortcut=QKeySequence("Ctrl+Q"), triggered=lambda: commands.quit())
+        self.recent_menu = file_menu.addMenu("Recent roots")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        for a in (self.open_root, self.open_store, self.demo, self.refresh, self.quit):
+            file_menu.addAction(a)
+            window.addAction(a)
+
+        session_menu = bar.addMenu("&Session")
+        self.repair = QAction("&Repair …", window, shortcut=QKeySequence("Ctrl+R"), triggered=lambda: commands.repair())
+        self.fork_here = QAction("Fork &here, after the selected turn …", window,
+                                 shortcut=QKeySequence("Ctrl+Shift+F"), triggered=lambda: commands.fork_here())
+        self.fork_last = QAction("&Fork after the last completed turn …", window,
+                                 triggered=lambda: commands.fork_last())
+        self.resume = QAction("Re&sume in the harness …", window, shortcut=QKeySequence("Ctrl+Shift+R"),
+                              triggered=lambda: commands.resume())
+        self.copy_raw = QAction("&Copy raw artifact …", window, triggered=lambda: commands.copy_raw())
+        self.restore = QAction("Res&tore a backup …", window, triggered=lambda: commands.restore())
+        self.session_entries = (self.repair, self.fork_here, self.fork_last, self.resume, self.copy_raw, self.restore)
+        for a in self.session_entries:
+            session_menu.addAction(a)
+            window.addAction(a)
+        session_menu.insertSeparator(self.copy_raw)
+
+        view_menu = bar.addMenu("&View")
+        for key, (name, tab) in {"Ctrl+1": ("&Header", TAB_HEADER), "Ctrl+2": ("&Timeline", TAB_TIMELINE),
+                                 "Ctrl+3": ("&Raw", TAB_RAW)}.items():
+            act = QAction(name, window, shortcut=QKeySequence(key),
+                          triggered=lambda _c=False, t=tab: commands.show_tab(t))
+            view_menu.addAction(act)
+            window.addAction(act)
+        self.filter = QAction("&Filter sessions", window, shortcut=QKeySequence("Ctrl+F"),
+                              triggered=lambda: commands.focus_filter())
+        view_menu.addAction(self.filter)
+        window.addAction(self.filter)
+        self.escape = QShortcut(QKeySequence("Esc"), window)
+        self.escape.activated.connect(lambda: commands.escape())
+
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(QAction("&Keyboard", window, triggered=self._show_keys))
+
+    def enable_for(self, row: SessionRow | None, fork_text: str, fork_turn: int | None) -> None:
+        """Enable the Session entries for ``row`` (None: no session open) and the timeline's fork choice."""
+        rules = SessionActions
+        self.repair.setEnabled(rules.can_repair(row))
+        self.fork_last.setEnabled(rules.can_fork(row))
+        self.resume.setEnabled(rules.can_resume(row))
+        self.copy_raw.setEnabled(rules.can_copy_raw(row))
+        self.restore.setEnabled(rules.can_restore(row))
+        self.fork_here.setText(fork_text)
+        self.fork_here.setEnabled(rules.can_fork(row) and fork_turn is not None)
+
+    def popup_list_menu(self, parent: QWidget, pos: QPoint) -> QMenu:
+        """The session list's context menu (the entries that act on one session), shown at ``pos``."""
+        menu = QMenu(parent)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        for a in (self.repair, self.fork_last, self.resume, self.copy_raw):
+            menu.addAction(a)
+        menu.popup(pos)
+        return menu
+
+    def _fill_recent(self) -> None:
+        open_recent = self._commands.open_recent
+
+        def opener(root: str) -> Callable[[], object]:
+            return lambda: open_recent(root)
+
+        self.recent_menu.clear()
+        for root in self._commands.recent_roots():
+            self.recent_menu.addAction(root, opener(root))
+        if self.recent_menu.isEmpty():
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
+
+    def _show_keys(self) -> None:
+        QMessageBox.information(self._window, "Keyboard", KEYS_HELP)
+
+
+__all__ = ["KEYS_HELP", "TAB_HEADER", "TAB_RAW", "TAB_TIMELINE", "MenuCommands", "WindowMenus"]
