@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from contract_backends import BackendKit
+from contract_logs import TURN1
 from livekit import (
     append_log,
     instrument,
@@ -48,7 +49,6 @@ from persistence import (
 )
 from persistence.session import END_SEED
 
-TURN1 = ["turn/start", "user/message", "step/start", "assistant/message", "step/end", "turn/end"]
 COLLISION = r"id collision|already has a persisted log|do not match this live session|persisted state already owns"
 
 

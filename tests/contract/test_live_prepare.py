@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from contract_backends import BackendKit
+from contract_logs import TURN1, stored
 from livekit import Probe, instrument, persistence_for, plain, run_virtual, settle, without_time
 from sessionkit import WORK, completed_turn2, meta, one_turn_log, open_turn2, turn_end, turn_start, types_of
 
@@ -32,15 +33,7 @@ from persistence import (
 )
 from persistence.session import END_SEED
 
-TURN1 = ["turn/start", "user/message", "step/start", "assistant/message", "step/end", "turn/end"]
 CLOSED_OPEN_TURN2 = [*TURN1, "turn/start", "step/start", "step/end", "turn/end"]
-
-
-async def stored(kit: BackendKit, session_id: str, events: list[dict[str, Any]], cwd: str | None = WORK) -> None:
-    """Persist ``events`` through the public API of a throwaway instance (the test's instance stays cold)."""
-    p = kit.make()
-    await p.create(meta(session_id, cwd))
-    await p.append(session_id, events)
 
 
 def external_appender(kit: BackendKit, session_id: str, events: list[dict[str, Any]], cwd: str | None = WORK) -> Any:

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 from contract_backends import BackendKit
+from contract_logs import TURN1, stored
 from livekit import append_log, instrument, live, plain, run_virtual, stored_events, without_time
 from sessionkit import (
     WORK,
     assistant_message,
     completed_turn2,
     ev,
-    meta,
     one_turn_log,
     open_turn2,
     step_start,
@@ -35,15 +35,7 @@ from persistence import (
 )
 from persistence.session import END_SEED
 
-TURN1 = ["turn/start", "user/message", "step/start", "assistant/message", "step/end", "turn/end"]
 CLOSERS2 = ["step/end", "turn/end"]
-
-
-async def stored(kit: BackendKit, session_id: str, events: list[dict[str, Any]], cwd: str | None = WORK,
-                 **extra: Any) -> None:
-    p = kit.make()
-    await p.create(meta(session_id, cwd, **extra))
-    await p.append(session_id, events)
 
 
 # ---------------------------------------------------------------- create (rules 1-2, §1.4, §5.1)

@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 from contract_backends import BackendKit
+from contract_logs import TURN1
 from livekit import append_log, eventually, instrument, live, now_ms, plain, run_virtual, settle, stored_events, writer_of
 from sessionkit import WORK, one_turn_log, types_of
 
 from persistence import SessionStore
-
-TURN1 = ["turn/start", "user/message", "step/start", "assistant/message", "step/end", "turn/end"]
 
 
 def chunk(session: Any, text: str) -> None:

@@ -43,6 +43,14 @@ def _read_from(st: Any, seq: int) -> list[int]:
     return [e["seq"] for e in stored.events]
 
 
+async def write_open_turn(path: Path) -> None:
+    """Session "s" holding turn 1 and an open turn 2 (seq 0-7), written by a service that is closed again."""
+    writer = service(path)
+    await writer.create(M)
+    await writer.append("s", one_turn_log() + open_turn2())
+    await writer.close()
+
+
 def test_e39_appends_never_touch_earlier_rows(tmp_path: Path) -> None:
     path = db_path(tmp_path)
     st = storage(path)
@@ -248,10 +256,7 @@ def test_e51_interrupted_turn(tmp_path: Path) -> None:
     path = db_path(tmp_path)
 
     async def body() -> None:
-        writer = service(path)
-        await writer.create(M)
-        await writer.append("s", one_turn_log() + open_turn2())
-        await writer.close()
+        await write_open_turn(path)
         store = service(path)
         before = (await store.list_snapshots())[0].revision
         inspected = wire((await store.inspect("s")).events)
@@ -272,10 +277,7 @@ def test_e52_torn_tail_through_the_service(tmp_path: Path) -> None:
     path = db_path(tmp_path)
 
     async def body() -> None:
-        writer = service(path)
-        await writer.create(M)
-        await writer.append("s", one_turn_log() + open_turn2())
-        await writer.close()
+        await write_open_turn(path)
         with raw(path) as con:
             con.execute("INSERT INTO events VALUES ('s', 8, 'assistant/chunk', 9, '{not json', NULL, NULL, NULL)")
         loaded = wire((await service(path).load("s")).events)
@@ -432,10 +434,7 @@ def test_wrong_column_types_reject_the_read_and_are_never_a_torn_tail(tmp_path: 
     path = db_path(tmp_path)
 
     async def body() -> None:
-        writer = service(path)
-        await writer.create(M)
-        await writer.append("s", one_turn_log() + open_turn2())
-        await writer.close()
+        await write_open_turn(path)
         with raw(path) as con:
             con.execute(f"UPDATE events SET {column} = {value} WHERE seq = 7")  # the very last row
         store = service(path)
@@ -453,10 +452,7 @@ def test_corrupt_row_before_the_last_turn_end_is_not_repaired(tmp_path: Path) ->
     path = db_path(tmp_path)
 
     async def body() -> None:
-        writer = service(path)
-        await writer.create(M)
-        await writer.append("s", one_turn_log() + open_turn2())
-        await writer.close()
+        await write_open_turn(path)
         with raw(path) as con:
             con.execute("UPDATE events SET data = X'00' WHERE seq = 3")  # before turn/end@5
         store = service(path)

@@ -124,40 +124,40 @@ def test_header_frame_bomb_is_refused_by_the_header_read(tmp_path: Path, small_c
     assert peak < small_cap + 2 * MiB  # never the 16 MiB the frame declares
 
 
-def test_header_frame_bomb_is_refused_by_load(tmp_path: Path, small_cap: int) -> None:
-    path = plant_zstd(tmp_path, [zeros_frame(BOMB), body_frame(one_turn_log())])
-    before = path.read_bytes()
-    errors: list[SessionPersistenceError] = []
-    peak, _ = peak_bytes(lambda: errors.append(load_error(tmp_path)))
-    assert isinstance(errors[0], SessionStorageCorruptError)
-    assert f"corrupt Zstandard session log: frame at byte 0 decodes to more than {small_cap} bytes" in str(errors[0])
-    assert peak < small_cap + 4 * MiB
-    assert path.read_bytes() == before
+def _header_bomb() -> tuple[list[bytes], str]:
+    return [zeros_frame(BOMB), body_frame(one_turn_log())], "frame at byte 0"
 
 
-def test_event_frame_bomb_is_corruption(tmp_path: Path, small_cap: int) -> None:
+def _event_bomb() -> tuple[list[bytes], str]:
     head, body = frames.compress_frame(HEADER), body_frame(one_turn_log())
-    path = plant_zstd(tmp_path, [head, body, zeros_frame(BOMB)])
-    errors: list[SessionPersistenceError] = []
-    peak, _ = peak_bytes(lambda: errors.append(load_error(tmp_path)))
-    assert isinstance(errors[0], SessionStorageCorruptError)
-    at = len(head) + len(body)
-    assert f"corrupt Zstandard session log: frame at byte {at} decodes to more than {small_cap} bytes" in str(errors[0])
-    assert peak < small_cap + 4 * MiB
-    assert path.stat().st_size == at + len(zeros_frame(BOMB))
+    return [head, body, zeros_frame(BOMB)], f"frame at byte {len(head) + len(body)}"
 
 
-def test_torn_frame_bomb_is_corruption_not_a_torn_tail(tmp_path: Path, small_cap: int) -> None:
-    """A torn tail is cut by load's repair: a bomb missing its checksum must neither be decoded nor cut."""
+def _torn_bomb() -> tuple[list[bytes], str]:
+    # A torn tail is cut by load's repair: a bomb missing its checksum must neither be decoded nor cut.
     head, body = frames.compress_frame(HEADER), body_frame(one_turn_log() + open_turn2())
-    path = plant_zstd(tmp_path, [head, body, zeros_frame(BOMB)[:-1]])
+    return [head, body, zeros_frame(BOMB)[:-1]], "torn final frame"
+
+
+# Each case: the planted frames, and where the error says the bomb sits.
+LOAD_BOMBS: dict[str, Callable[[], tuple[list[bytes], str]]] = {
+    "header-frame": _header_bomb,
+    "event-frame": _event_bomb,
+    "torn-frame": _torn_bomb,
+}
+
+
+@pytest.mark.parametrize("case", list(LOAD_BOMBS))
+def test_frame_bomb_is_corruption_on_load(tmp_path: Path, small_cap: int, case: str) -> None:
+    parts, where = LOAD_BOMBS[case]()
+    path = plant_zstd(tmp_path, parts)
     before = path.read_bytes()
     errors: list[SessionPersistenceError] = []
     peak, _ = peak_bytes(lambda: errors.append(load_error(tmp_path)))
     assert isinstance(errors[0], SessionStorageCorruptError)
-    assert f"corrupt Zstandard session log: torn final frame decodes to more than {small_cap} bytes" in str(errors[0])
+    assert f"corrupt Zstandard session log: {where} decodes to more than {small_cap} bytes" in str(errors[0])
     assert peak < small_cap + 4 * MiB
-    assert path.read_bytes() == before  # nothing cut, nothing appended
+    assert path.read_bytes() == before  # nothing cut, nothing appended (the same bytes, so the same size)
 
 
 def test_torn_frame_within_the_cap_still_recovers(tmp_path: Path) -> None:

@@ -118,42 +118,22 @@ def deny(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
     def refuse(p: Any) -> PermissionError:
         return PermissionError(errno.EACCES, "Permission denied", os.fsdecode(os.fspath(p)))
 
-    def scandir(p: Any = ".") -> Any:
-        if at_or_under(p):
-            raise refuse(p)
-        return real_scandir(p)
+    def guarded(real: Callable[..., Any], refused: Callable[[Any], bool]) -> Callable[..., Any]:
+        # scandir() and listdir() default to the current folder, as the real calls do.
+        def call(p: Any = ".", *args: Any, **kwargs: Any) -> Any:
+            if refused(p):
+                raise refuse(p)
+            return real(p, *args, **kwargs)
 
-    def listdir(p: Any = ".") -> Any:
-        if at_or_under(p):
-            raise refuse(p)
-        return real_listdir(p)
+        return call
 
-    def os_open(p: Any, *args: Any, **kwargs: Any) -> Any:
-        if at_or_under(p):
-            raise refuse(p)
-        return real_open(p, *args, **kwargs)
-
-    def bopen(p: Any, *args: Any, **kwargs: Any) -> Any:
-        if at_or_under(p):
-            raise refuse(p)
-        return real_bopen(p, *args, **kwargs)
-
-    def stat(p: Any, *args: Any, **kwargs: Any) -> Any:
-        if under(p):
-            raise refuse(p)
-        return real_stat(p, *args, **kwargs)
-
-    def lstat(p: Any, *args: Any, **kwargs: Any) -> Any:
-        if under(p):
-            raise refuse(p)
-        return real_lstat(p, *args, **kwargs)
-
-    monkeypatch.setattr(os, "scandir", scandir)
-    monkeypatch.setattr(os, "listdir", listdir)
-    monkeypatch.setattr(os, "open", os_open)
-    monkeypatch.setattr(os, "stat", stat)
-    monkeypatch.setattr(os, "lstat", lstat)
-    monkeypatch.setattr(builtins, "open", bopen)
+    # Listing and opening fail at the denied path itself; stat/lstat only below it.
+    monkeypatch.setattr(os, "scandir", guarded(real_scandir, at_or_under))
+    monkeypatch.setattr(os, "listdir", guarded(real_listdir, at_or_under))
+    monkeypatch.setattr(os, "open", guarded(real_open, at_or_under))
+    monkeypatch.setattr(os, "stat", guarded(real_stat, under))
+    monkeypatch.setattr(os, "lstat", guarded(real_lstat, under))
+    monkeypatch.setattr(builtins, "open", guarded(real_bopen, at_or_under))
 
     def add(p: Path) -> None:
         denied.append(os.path.abspath(p))
