@@ -107,8 +107,13 @@ class _Log:
 
     def stream(self, turn: int, step: int, index: int, kind: str, text: str, *, call: tuple[str, str] | None = None) -> list[int]:
         """block-start, ≥3 deltas (a packed chunk run on disk), block-end; returns the chunk seqs."""
-        seqs = [self.add("assistant/chunk", {"turn": turn, "step": step, "chunk": {
-            "type": "block-start", "index": index, "blockType": kind}}, dt=20)]
+        seqs = [
+            self.add(
+                "assistant/chunk",
+                {"turn": turn, "step": step, "chunk": {"type": "block-start", "index": index, "blockType": kind}},
+                dt=20,
+            )
+        ]
         pieces = _split(text, self.rnd)
         for i, piece in enumerate(pieces):
             if kind == "tool-call":
@@ -125,8 +130,13 @@ class _Log:
             block: dict[str, Any] = {"type": "tool-call", "id": call[0], "name": call[1], "arguments": text}
         else:
             block = {"type": kind, "text": text}
-        seqs.append(self.add("assistant/chunk", {"turn": turn, "step": step, "chunk": {
-            "type": "block-end", "index": index, "block": block}}, dt=5))
+        seqs.append(
+            self.add(
+                "assistant/chunk",
+                {"turn": turn, "step": step, "chunk": {"type": "block-end", "index": index, "block": block}},
+                dt=5,
+            )
+        )
         return seqs
 
 
@@ -142,8 +152,11 @@ def _split(text: str, rnd: random.Random) -> list[str]:
 
 
 def _usage(rnd: random.Random) -> dict[str, int]:
-    return {"inputTokens": rnd.randint(900, 4000), "outputTokens": rnd.randint(60, 600),
-            "cacheReadTokens": rnd.choice([0, 1664, 3328, 6656])}
+    return {
+        "inputTokens": rnd.randint(900, 4000),
+        "outputTokens": rnd.randint(60, 600),
+        "cacheReadTokens": rnd.choice([0, 1664, 3328, 6656]),
+    }
 
 
 def _message_id(rnd: random.Random) -> str:
@@ -155,8 +168,9 @@ def _model_source() -> dict[str, str]:
     return {"kind": "model", "provider": "deepseek-official", "model": "deepseek-v4-flash"}
 
 
-def _step_start(log: _Log, turn: int, step: int, prompt: str | None, *, title: str | None = None,
-                header: str | None = None) -> None:
+def _step_start(
+    log: _Log, turn: int, step: int, prompt: str | None, *, title: str | None = None, header: str | None = None
+) -> None:
     """step/start, then (first step of a turn) the prompt that entered it and the request snapshot."""
     rnd = log.rnd
     log.add("step/start", {"turn": turn, "step": step}, dt=2)
@@ -167,24 +181,56 @@ def _step_start(log: _Log, turn: int, step: int, prompt: str | None, *, title: s
     if title:
         log.add("session/title", {"title": title, "messageSeqs": [seq], "source": {"kind": "fallback"}})
     if header:
-        log.add("request/header", {"header": {"config": {"provider": "deepseek-official", "model": "deepseek-v4-flash",
-                                                         "maxTokens": 393216, "reasoningEffort": "high"},
-                                              "system": "You are DeepSeek Harness, a coding agent."},
-                                   "reason": header})
+        log.add(
+            "request/header",
+            {
+                "header": {
+                    "config": {
+                        "provider": "deepseek-official",
+                        "model": "deepseek-v4-flash",
+                        "maxTokens": 393216,
+                        "reasoningEffort": "high",
+                    },
+                    "system": "You are DeepSeek Harness, a coding agent.",
+                },
+                "reason": header,
+            },
+        )
         log.add("request/context", {"provider": "deepseek-official", "model": "deepseek-v4-flash", "contextWindow": 1000000})
 
 
-def _tool_step(log: _Log, turn: int, step: int, cfg: dict[str, Any], *, prompt: str | None = None,
-               title: str | None = None, header: str | None = None, error: bool = False, retry: bool = False,
-               calls: int = 1, recorded: int | None = None, results: bool = True) -> None:
+def _tool_step(
+    log: _Log,
+    turn: int,
+    step: int,
+    cfg: dict[str, Any],
+    *,
+    prompt: str | None = None,
+    title: str | None = None,
+    header: str | None = None,
+    error: bool = False,
+    retry: bool = False,
+    calls: int = 1,
+    recorded: int | None = None,
+    results: bool = True,
+) -> None:
     """A step whose model call asks for ``calls`` tools; ``recorded``/``results`` leave it crashed."""
     rnd = log.rnd
     _step_start(log, turn, step, prompt, title=title, header=header)
     if retry:  # a failed attempt streams a little, then llm/retry; its chunks are not cited by the message
         log.stream(turn, step, 0, "reasoning", "Let me look at the")
-        log.add("llm/retry", {"retryId": f"retry-{turn}-{step}", "turn": turn, "step": step, "attempt": 1, "delayMs": 1200,
-                              "failure": {"message": "provider overloaded (HTTP 529)", "code": "OVERLOADED", "status": 529}},
-                dt=30)
+        log.add(
+            "llm/retry",
+            {
+                "retryId": f"retry-{turn}-{step}",
+                "turn": turn,
+                "step": step,
+                "attempt": 1,
+                "delayMs": 1200,
+                "failure": {"message": "provider overloaded (HTTP 529)", "code": "OVERLOADED", "status": 529},
+            },
+            dt=30,
+        )
         log.add("llm/retry-started", {"retryId": f"retry-{turn}-{step}", "turn": turn, "step": step}, dt=1200)
     file = rnd.choice(cfg["files"])
     reasoning = rnd.choice(REASONING).format(topic="a fix", file=file)
@@ -195,19 +241,32 @@ def _tool_step(log: _Log, turn: int, step: int, cfg: dict[str, Any], *, prompt: 
         use_read = rnd.random() < 0.4
         target = rnd.choice(cfg["files"])
         name = "read_file" if use_read else "bash"
-        args = json.dumps({"path": target} if use_read else {"command": rnd.choice(cfg["commands"]),
-                                                             "description": "Run the checks"})
+        args = json.dumps(
+            {"path": target} if use_read else {"command": rnd.choice(cfg["commands"]), "description": "Run the checks"}
+        )
         call_id = f"call_{turn:02d}_{step}{i}_{rnd.getrandbits(40):010x}"
         seqs += log.stream(turn, step, i + 1, "tool-call", args, call=(call_id, name))
         blocks.append({"type": "tool-call", "id": call_id, "name": name, "arguments": args})
         planned.append((call_id, name, args, target))
     usage = _usage(rnd)
     seqs.append(log.add("assistant/chunk", {"turn": turn, "step": step, "chunk": {"type": "usage", "usage": usage}}, dt=8))
-    seqs.append(log.add("assistant/chunk", {"turn": turn, "step": step,
-                                            "chunk": {"type": "finish", "reason": {"kind": "tool-calls"}}}, dt=3))
-    log.add("assistant/message", {"turn": turn, "step": step, "message": {
-        "role": "assistant", "content": blocks, "source": _model_source(), "id": _message_id(rnd)}, "usage": usage},
-        surface=True, sources=seqs, dt=1)
+    seqs.append(
+        log.add(
+            "assistant/chunk", {"turn": turn, "step": step, "chunk": {"type": "finish", "reason": {"kind": "tool-calls"}}}, dt=3
+        )
+    )
+    log.add(
+        "assistant/message",
+        {
+            "turn": turn,
+            "step": step,
+            "message": {"role": "assistant", "content": blocks, "source": _model_source(), "id": _message_id(rnd)},
+            "usage": usage,
+        },
+        surface=True,
+        sources=seqs,
+        dt=1,
+    )
     n_recorded = calls if recorded is None else recorded
     for i, (call_id, name, args, target) in enumerate(planned[:n_recorded]):
         call_seq = log.add("tool/call", {"turn": turn, "step": step, "callId": call_id, "name": name, "arguments": args}, dt=2)
@@ -218,11 +277,18 @@ def _tool_step(log: _Log, turn: int, step: int, cfg: dict[str, Any], *, prompt: 
             text = f"# {target}\n\n" + "\n".join(f"{n:>4}  …" for n in range(1, 24))
         else:
             text = OUTPUTS[1] if failed else rnd.choice([OUTPUTS[0], OUTPUTS[2], OUTPUTS[3]])
-        data: dict[str, Any] = {"turn": turn, "step": step, "message": {
-            "source": {"kind": "tool", "callId": call_id},
-            "content": [{"type": "tool-result", "toolCallId": call_id, "content": [{"type": "text", "text": text}],
-                         "isError": failed}],
-            "role": "user", "id": _message_id(rnd)}}
+        data: dict[str, Any] = {
+            "turn": turn,
+            "step": step,
+            "message": {
+                "source": {"kind": "tool", "callId": call_id},
+                "content": [
+                    {"type": "tool-result", "toolCallId": call_id, "content": [{"type": "text", "text": text}], "isError": failed}
+                ],
+                "role": "user",
+                "id": _message_id(rnd),
+            },
+        }
         if failed:
             data["error"] = {"name": "ToolExecutionError", "code": "EXIT_NONZERO"}
         if name == "bash":
@@ -232,8 +298,17 @@ def _tool_step(log: _Log, turn: int, step: int, cfg: dict[str, Any], *, prompt: 
         log.add("step/end", {"turn": turn, "step": step}, dt=1)
 
 
-def _answer_step(log: _Log, turn: int, step: int, cfg: dict[str, Any], *, prompt: str | None = None,
-                 title: str | None = None, header: str | None = None, cancelled: bool = False) -> None:
+def _answer_step(
+    log: _Log,
+    turn: int,
+    step: int,
+    cfg: dict[str, Any],
+    *,
+    prompt: str | None = None,
+    title: str | None = None,
+    header: str | None = None,
+    cancelled: bool = False,
+) -> None:
     rnd = log.rnd
     _step_start(log, turn, step, prompt, title=title, header=header)
     text = rnd.choice(ANSWERS).format(file=rnd.choice(cfg["files"]), command=rnd.choice(cfg["commands"]))
@@ -241,35 +316,79 @@ def _answer_step(log: _Log, turn: int, step: int, cfg: dict[str, Any], *, prompt
         text = text[: len(text) // 2]
     seqs = log.stream(turn, step, 0, "text", text)
     usage = _usage(rnd)
-    data: dict[str, Any] = {"turn": turn, "step": step, "message": {
-        "role": "assistant", "content": [{"type": "text", "text": text}], "source": _model_source(),
-        "id": _message_id(rnd)}}
+    data: dict[str, Any] = {
+        "turn": turn,
+        "step": step,
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "source": _model_source(),
+            "id": _message_id(rnd),
+        },
+    }
     if cancelled:
         data["interrupted"] = True
     else:
         seqs.append(log.add("assistant/chunk", {"turn": turn, "step": step, "chunk": {"type": "usage", "usage": usage}}, dt=8))
-        seqs.append(log.add("assistant/chunk", {"turn": turn, "step": step,
-                                                "chunk": {"type": "finish", "reason": {"kind": "stop"}}}, dt=3))
+        seqs.append(
+            log.add(
+                "assistant/chunk", {"turn": turn, "step": step, "chunk": {"type": "finish", "reason": {"kind": "stop"}}}, dt=3
+            )
+        )
         data["usage"] = usage
     log.add("assistant/message", data, surface=True, sources=seqs, dt=1)
     log.add("step/end", {"turn": turn, "step": step}, dt=1)
 
 
-def _turn(log: _Log, cfg: dict[str, Any], prompt: str, *, title: str | None = None, header: str | None = None,
-          tools: int = 1, error: bool = False, retry: bool = False, cancelled: bool = False) -> None:
+def _turn(
+    log: _Log,
+    cfg: dict[str, Any],
+    prompt: str,
+    *,
+    title: str | None = None,
+    header: str | None = None,
+    tools: int = 1,
+    error: bool = False,
+    retry: bool = False,
+    cancelled: bool = False,
+) -> None:
     log.turn += 1
     turn = log.turn
     log.add("turn/start", {"turn": turn}, dt=log.rnd.randint(30_000, 900_000))
     for s in range(tools):
         first = s == 0
-        _tool_step(log, turn, s + 1, cfg, prompt=prompt if first else None, title=title if first else None,
-                   header=header if first else None, error=error and s == tools - 1, retry=retry and first)
-    _answer_step(log, turn, tools + 1, cfg, prompt=prompt if tools == 0 else None, title=title if tools == 0 else None,
-                 header=header if tools == 0 else None, cancelled=cancelled)
+        _tool_step(
+            log,
+            turn,
+            s + 1,
+            cfg,
+            prompt=prompt if first else None,
+            title=title if first else None,
+            header=header if first else None,
+            error=error and s == tools - 1,
+            retry=retry and first,
+        )
+    _answer_step(
+        log,
+        turn,
+        tools + 1,
+        cfg,
+        prompt=prompt if tools == 0 else None,
+        title=title if tools == 0 else None,
+        header=header if tools == 0 else None,
+        cancelled=cancelled,
+    )
     if log.rnd.random() < 0.3:
-        log.add("todo/write", {"todos": [{"content": "Reproduce the problem", "status": "completed"},
-                                         {"content": "Fix it and add a test", "status": "completed"},
-                                         {"content": "Update the changelog", "status": "pending"}]})
+        log.add(
+            "todo/write",
+            {
+                "todos": [
+                    {"content": "Reproduce the problem", "status": "completed"},
+                    {"content": "Fix it and add a test", "status": "completed"},
+                    {"content": "Update the changelog", "status": "pending"},
+                ]
+            },
+        )
     reason: dict[str, Any] = {"kind": "aborted", "reason": {"kind": "user"}} if cancelled else {"kind": "completed"}
     log.add("turn/end", {"turn": turn, "reason": reason}, dt=2)
 
@@ -300,8 +419,7 @@ async def build_demo(root: str) -> dict[str, str]:
     t = BASE_TIME - 40 * 86_400_000
     try:
         for cwd, cfg in PROJECTS.items():
-            count = {"/home/ana/projects/webshop": 9, "/home/ana/projects/parser-lib": 7,
-                     "/srv/infra/terraform": 4}.get(cwd, 2)
+            count = {"/home/ana/projects/webshop": 9, "/home/ana/projects/parser-lib": 7, "/srv/infra/terraform": 4}.get(cwd, 2)
             for k in range(count):
                 t += rnd.randint(2, 30) * 3_600_000
                 sid = _session_id(rnd)
@@ -310,9 +428,17 @@ async def build_demo(root: str) -> dict[str, str]:
                 rnd.shuffle(prompts)
                 n_turns = rnd.randint(1, 4)
                 for n in range(n_turns):
-                    _turn(log, cfg, prompts[n % len(prompts)], title=_title(prompts[0]) if n == 0 else None,
-                          header="initial" if n == 0 else None, tools=rnd.randint(0, 3), error=rnd.random() < 0.25,
-                          retry=rnd.random() < 0.1, cancelled=(k == 3 and n == n_turns - 1))
+                    _turn(
+                        log,
+                        cfg,
+                        prompts[n % len(prompts)],
+                        title=_title(prompts[0]) if n == 0 else None,
+                        header="initial" if n == 0 else None,
+                        tools=rnd.randint(0, 3),
+                        error=rnd.random() < 0.25,
+                        retry=rnd.random() < 0.1,
+                        cancelled=(k == 3 and n == n_turns - 1),
+                    )
                 meta = {"id": sid, "createdAt": t, "cwd": cwd, "agentPreset": "coder"}
                 if cwd.startswith("/home/ana/notes") and k == 1:
                     del meta["cwd"]  # a session started outside any project: stored under _no-cwd
@@ -331,9 +457,15 @@ async def build_demo(root: str) -> dict[str, str]:
         long_id = "long-refactor-" + _session_id(rnd)[:8]
         log = _Log(t, rnd)
         for n in range(60):
-            _turn(log, webshop, f"Refactor step {n + 1}: {rnd.choice(webshop['prompts'])}",
-                  title="Long refactor of the checkout module" if n == 0 else None, header="initial" if n == 0 else None,
-                  tools=rnd.randint(1, 3), error=rnd.random() < 0.15)
+            _turn(
+                log,
+                webshop,
+                f"Refactor step {n + 1}: {rnd.choice(webshop['prompts'])}",
+                title="Long refactor of the checkout module" if n == 0 else None,
+                header="initial" if n == 0 else None,
+                tools=rnd.randint(1, 3),
+                error=rnd.random() < 0.15,
+            )
         await _write(store, {"id": long_id, "createdAt": t, "cwd": "/home/ana/projects/webshop"}, log)
         special["long"] = long_id
 
@@ -345,10 +477,20 @@ async def build_demo(root: str) -> dict[str, str]:
         flog.events = json.loads(json.dumps(plog.events[:cut]))
         flog.turn = 1
         flog.add("session/end-seed", {})
-        _turn(flog, webshop, "Try a different approach: keep `qty` and add a `quantity` getter instead.",
-              title="Alternative: quantity getter", header="resume", tools=1)
-        await _write(store, {"id": fork_id, "createdAt": flog.t, "cwd": pmeta["cwd"], "parentSession": pmeta["id"],
-                             "seedLength": cut}, flog, per_turn=False)
+        _turn(
+            flog,
+            webshop,
+            "Try a different approach: keep `qty` and add a `quantity` getter instead.",
+            title="Alternative: quantity getter",
+            header="resume",
+            tools=1,
+        )
+        await _write(
+            store,
+            {"id": fork_id, "createdAt": flog.t, "cwd": pmeta["cwd"], "parentSession": pmeta["id"], "seedLength": cut},
+            flog,
+            per_turn=False,
+        )
         special["fork"] = fork_id
 
         # A subagent child: seed through the parent's last turn/end, origin subagent, depth 1 (§5.3).
@@ -362,42 +504,75 @@ async def build_demo(root: str) -> dict[str, str]:
         slog.turn += 1
         turn = slog.turn
         slog.add("turn/start", {"turn": turn})
-        slog.add("subagent/descriptor", {"version": 1, "mode": "one-shot", "parentSessionId": pmeta["id"],
-                                         "preset": "explorer"})
-        _tool_step(slog, turn, 1, parser, prompt="Subtask: list every caller of parse() and report which ones rely on "
-                   "the None return.", header="resume", calls=2)
+        slog.add("subagent/descriptor", {"version": 1, "mode": "one-shot", "parentSessionId": pmeta["id"], "preset": "explorer"})
+        _tool_step(
+            slog,
+            turn,
+            1,
+            parser,
+            prompt="Subtask: list every caller of parse() and report which ones rely on the None return.",
+            header="resume",
+            calls=2,
+        )
         _answer_step(slog, turn, 2, parser)
         slog.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
-        await _write(store, {"id": sub_id, "createdAt": slog.t, "cwd": pmeta["cwd"], "parentSession": pmeta["id"],
-                             "seedLength": cut, "origin": "subagent", "delegationDepth": 1, "agentPreset": "explorer"},
-                     slog, per_turn=False)
+        await _write(
+            store,
+            {
+                "id": sub_id,
+                "createdAt": slog.t,
+                "cwd": pmeta["cwd"],
+                "parentSession": pmeta["id"],
+                "seedLength": cut,
+                "origin": "subagent",
+                "delegationDepth": 1,
+                "agentPreset": "explorer",
+            },
+            slog,
+            per_turn=False,
+        )
         special["subagent"] = sub_id
 
         # A crashed session: turn 2 asked for two tools, recorded one call, then the process died.
         t += 7_200_000
         crash_id = "crashed-" + _session_id(rnd)[:8]
         clog = _Log(t, rnd)
-        _turn(clog, parser, "Run the benchmark suite and summarise the results.", title="Benchmark summary",
-              header="initial", tools=1)
+        _turn(
+            clog,
+            parser,
+            "Run the benchmark suite and summarise the results.",
+            title="Benchmark summary",
+            header="initial",
+            tools=1,
+        )
         clog.turn += 1
         clog.add("turn/start", {"turn": clog.turn}, dt=60_000)
-        _tool_step(clog, clog.turn, 1, parser, prompt="Now run the migration against staging.", calls=2, recorded=1,
-                   results=False)
+        _tool_step(
+            clog, clog.turn, 1, parser, prompt="Now run the migration against staging.", calls=2, recorded=1, results=False
+        )
         await _write(store, {"id": crash_id, "createdAt": t, "cwd": "/home/ana/projects/parser-lib"}, clog)
         special["crashed"] = crash_id
 
         # Torn tail / corrupt / unreadable header / newer version: written whole, then damaged on disk.
-        for role, cwd, title in (("torn", "/srv/infra/terraform", "Plan staging (torn)"),
-                                 ("corrupt", "/srv/infra/terraform", "Bucket policies (corrupt frame)"),
-                                 ("bad-header", "/home/ana/projects/webshop", "Header damaged"),
-                                 ("newer", "/home/ana/projects/parser-lib", "Written by a newer harness")):
+        for role, cwd, title in (
+            ("torn", "/srv/infra/terraform", "Plan staging (torn)"),
+            ("corrupt", "/srv/infra/terraform", "Bucket policies (corrupt frame)"),
+            ("bad-header", "/home/ana/projects/webshop", "Header damaged"),
+            ("newer", "/home/ana/projects/parser-lib", "Written by a newer harness"),
+        ):
             t += 3_600_000
             sid = f"{role}-{_session_id(rnd)[:8]}"
             dlog = _Log(t, rnd)
             cfg = PROJECTS[cwd]
             for n in range(3):
-                _turn(dlog, cfg, cfg["prompts"][n % len(cfg["prompts"])], title=title if n == 0 else None,
-                      header="initial" if n == 0 else None, tools=2)
+                _turn(
+                    dlog,
+                    cfg,
+                    cfg["prompts"][n % len(cfg["prompts"])],
+                    title=title if n == 0 else None,
+                    header="initial" if n == 0 else None,
+                    tools=2,
+                )
             await _write(store, {"id": sid, "createdAt": t, "cwd": cwd}, dlog)
             special[role] = sid
     finally:

@@ -1,6 +1,6 @@
 """Engine benchmark: prints medians and peak RSS per backend. Never asserted anywhere.
 
-    python benchmarks/bench_engine.py [--events 200000] [--sessions 10000] [--repeat 5]
+python benchmarks/bench_engine.py [--events 200000] [--sessions 10000] [--repeat 5]
 """
 
 from __future__ import annotations

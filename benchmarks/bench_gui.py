@@ -212,9 +212,18 @@ def _next_turn(records: Any, n: int) -> list[dict[str, Any]]:
     t = int(records[n - 1].get("time", 0)) + 1
     return [
         {"type": "turn/start", "seq": n, "time": t, "data": {"turn": turn}},
-        {"type": "user/message", "seq": n + 1, "time": t + 1, "surfaceOp": "append",
-         "data": {"id": f"follow-{n}", "role": "user", "content": [{"type": "text", "text": "follow me"}],
-                  "source": {"kind": "user"}}},
+        {
+            "type": "user/message",
+            "seq": n + 1,
+            "time": t + 1,
+            "surfaceOp": "append",
+            "data": {
+                "id": f"follow-{n}",
+                "role": "user",
+                "content": [{"type": "text", "text": "follow me"}],
+                "source": {"kind": "user"},
+            },
+        },
         {"type": "turn/end", "seq": n + 2, "time": t + 2, "data": {"turn": turn, "reason": {"kind": "completed"}}},
     ]
 
@@ -252,8 +261,16 @@ async def follow_latency(w: Any, root: str) -> float:
             seen.append(time.time())  # wall clock: comparable with the writer process's stamp
         return bool(seen)
 
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", WRITER, os.path.join(HERE, ".."), root, BIG_ID,
-                                                orjson.dumps(batch).decode(), stdout=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        WRITER,
+        os.path.join(HERE, ".."),
+        root,
+        BIG_ID,
+        orjson.dumps(batch).decode(),
+        stdout=asyncio.subprocess.PIPE,
+    )
     try:
         flushed = float((await proc.stdout.readline()).decode() or "nan") if proc.stdout else float("nan")
         await until(check, timeout=60)

@@ -40,7 +40,8 @@ def describe(path: str) -> str:
     con = sqlite3.connect(path)
     try:
         rows, packed, blobs = con.execute(
-            "SELECT count(*), sum(ignorable = 0), sum(typeof(data) = 'blob') FROM events").fetchone()
+            "SELECT count(*), sum(ignorable = 0), sum(typeof(data) = 'blob') FROM events"
+        ).fetchone()
     finally:
         con.close()
     return f"{rows} physical rows ({packed} packed, {blobs} zstd blobs), {os.path.getsize(path) / 1e6:.1f} MB"
@@ -148,8 +149,10 @@ async def bench(n_events: int, n_sessions: int, repeat: int, with_jsonl: bool) -
                 j_ms = await timed(jsonl_load, 1)
                 j_samples.append(j_ms)
                 ratios.append(s_ms / j_ms)
-            print(f"jsonl-zstd  load {statistics.median(j_samples):7.0f} ms (reference) -> sqlite/jsonl load ratio "
-                  f"{statistics.median(ratios):.2f} (median of {repeat} alternating pairs) | peak RSS {peak_rss_mb():6.0f} MB")
+            print(
+                f"jsonl-zstd  load {statistics.median(j_samples):7.0f} ms (reference) -> sqlite/jsonl load ratio "
+                f"{statistics.median(ratios):.2f} (median of {repeat} alternating pairs) | peak RSS {peak_rss_mb():6.0f} MB"
+            )
 
 
 def main() -> None:

@@ -24,35 +24,80 @@ def session_events(n_events: int, *, seed: int = 7, start_time: int = 1_767_225_
     while len(events) < n_events:
         turn += 1
         add("turn/start", {"turn": turn})
-        user_seq = add("user/message", {"id": f"u-{turn}", "role": "user",
-                                        "content": [{"type": "text", "text": f"please do task {turn} " * 5}],
-                                        "source": {"kind": "user"}}, surfaceOp="append")
+        user_seq = add(
+            "user/message",
+            {
+                "id": f"u-{turn}",
+                "role": "user",
+                "content": [{"type": "text", "text": f"please do task {turn} " * 5}],
+                "source": {"kind": "user"},
+            },
+            surfaceOp="append",
+        )
         for step in range(1, rng.randint(2, 4)):
             add("step/start", {"turn": turn, "step": step})
             add("request/context", {"provider": "deepseek", "model": "deepseek-chat", "contextWindow": 128000})
             first = len(events)
             for kind, n in (("reasoning-delta", rng.randint(20, 200)), ("text-delta", rng.randint(20, 300))):
                 for _ in range(n):
-                    add("assistant/chunk", {"turn": turn, "step": step,
-                                            "chunk": {"type": kind, "index": 0, "text": "tok" * rng.randint(1, 4)}})
+                    add(
+                        "assistant/chunk",
+                        {"turn": turn, "step": step, "chunk": {"type": kind, "index": 0, "text": "tok" * rng.randint(1, 4)}},
+                    )
             call_id = f"call-{turn}-{step}"
             for _ in range(rng.randint(3, 30)):
-                add("assistant/chunk", {"turn": turn, "step": step, "chunk": {
-                    "type": "tool-call-delta", "index": 1, "id": call_id, "argumentsDelta": '{"pa'}})
-            add("assistant/chunk", {"turn": turn, "step": step, "chunk": {
-                "type": "usage", "usage": {"inputTokens": 1200, "outputTokens": 300}}})
-            msg_seq = add("assistant/message", {"turn": turn, "step": step, "message": {
-                "id": f"a-{turn}-{step}", "role": "assistant",
-                "content": [{"type": "text", "text": "done " * 20},
-                            {"type": "tool-call", "id": call_id, "name": "read_file", "arguments": '{"path":"x"}'}],
-                "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"}}},
-                sourceEventSeqs=[first, len(events) - 1], surfaceOp="append")
+                add(
+                    "assistant/chunk",
+                    {
+                        "turn": turn,
+                        "step": step,
+                        "chunk": {"type": "tool-call-delta", "index": 1, "id": call_id, "argumentsDelta": '{"pa'},
+                    },
+                )
+            add(
+                "assistant/chunk",
+                {"turn": turn, "step": step, "chunk": {"type": "usage", "usage": {"inputTokens": 1200, "outputTokens": 300}}},
+            )
+            msg_seq = add(
+                "assistant/message",
+                {
+                    "turn": turn,
+                    "step": step,
+                    "message": {
+                        "id": f"a-{turn}-{step}",
+                        "role": "assistant",
+                        "content": [
+                            {"type": "text", "text": "done " * 20},
+                            {"type": "tool-call", "id": call_id, "name": "read_file", "arguments": '{"path":"x"}'},
+                        ],
+                        "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"},
+                    },
+                },
+                sourceEventSeqs=[first, len(events) - 1],
+                surfaceOp="append",
+            )
             call_seq = add("tool/call", {"turn": turn, "step": step, "callId": call_id, "name": "read_file"})
-            add("tool/result", {"turn": turn, "step": step, "message": {
-                "id": f"r-{turn}-{step}", "role": "user", "source": {"kind": "tool", "callId": call_id},
-                "content": [{"type": "tool-result", "toolCallId": call_id,
-                             "content": [{"type": "text", "text": "file contents " * rng.randint(5, 200)}]}]}},
-                sourceEventSeqs=[call_seq], surfaceOp="append")
+            add(
+                "tool/result",
+                {
+                    "turn": turn,
+                    "step": step,
+                    "message": {
+                        "id": f"r-{turn}-{step}",
+                        "role": "user",
+                        "source": {"kind": "tool", "callId": call_id},
+                        "content": [
+                            {
+                                "type": "tool-result",
+                                "toolCallId": call_id,
+                                "content": [{"type": "text", "text": "file contents " * rng.randint(5, 200)}],
+                            }
+                        ],
+                    },
+                },
+                sourceEventSeqs=[call_seq],
+                surfaceOp="append",
+            )
             add("step/end", {"turn": turn, "step": step})
             del msg_seq
         add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})

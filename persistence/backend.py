@@ -134,13 +134,27 @@ class StorageBackend(ABC):
         """The session's opaque revision now (cheap: no decoding); None when it does not exist."""
 
     @abstractmethod
-    def append_batch(self, meta: dict[str, Any], events: list[dict[str, Any]], materialized: bool,
-                     token: CancelToken, *, expected_next_seq: int) -> None:
+    def append_batch(
+        self,
+        meta: dict[str, Any],
+        events: list[dict[str, Any]],
+        materialized: bool,
+        token: CancelToken,
+        *,
+        expected_next_seq: int,
+    ) -> None:
         """Durably append ``events`` (materializing the session first unless ``materialized``)."""
 
     @abstractmethod
-    def commit_repair(self, meta: dict[str, Any], torn: TornMarker | None, closers: list[dict[str, Any]],
-                      token: CancelToken, *, expected_revision: str) -> None:
+    def commit_repair(
+        self,
+        meta: dict[str, Any],
+        torn: TornMarker | None,
+        closers: list[dict[str, Any]],
+        token: CancelToken,
+        *,
+        expected_revision: str,
+    ) -> None:
         """Cut ``torn`` and append its recovered records plus ``closers``, pinned to ``expected_revision``."""
 
     def describe_cut(self, session_id: str, torn: TornMarker, next_seq: int, token: CancelToken) -> CutFacts:

@@ -67,8 +67,14 @@ DEFAULT_PREPARED_CACHE_SIZE = 5  # prepared sources (whole decoded logs) kept pe
 class SessionPreparation:
     """An unpublished Session reserved for resume. Context manager; ``dispose`` is idempotent."""
 
-    def __init__(self, owner: CoordinatedPersistence, session: Any, meta: dict[str, Any],
-                 release: Callable[[], None], on_release: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        owner: CoordinatedPersistence,
+        session: Any,
+        meta: dict[str, Any],
+        release: Callable[[], None],
+        on_release: Callable[[], None] | None = None,
+    ) -> None:
         self._owner = owner
         self.session = session
         self.meta = SessionHeader.from_json(meta)
@@ -231,8 +237,9 @@ class CoordinatedPersistence(SessionPersistence):
     def _cached_or_prepared(self, session_id: str, token: CancelToken) -> PreparedSource:
         return self._cached_fresh(session_id, token) or prepare_core(self._backend, session_id, token)
 
-    async def _balanced_source(self, session_id: str, signal: AbortSignal | None = None, *,
-                               settled: bool = True) -> PreparedSource:
+    async def _balanced_source(
+        self, session_id: str, signal: AbortSignal | None = None, *, settled: bool = True
+    ) -> PreparedSource:
         """Prepare the cold log; while it needs a repair, commit that repair and prepare it again.
 
         ``settled`` (``load``, ``prepare``): start from the cached source when it is still fresh, and
@@ -263,8 +270,7 @@ class CoordinatedPersistence(SessionPersistence):
         def commit(t: CancelToken) -> bool:
             if self._backend.read_stored_revision(session_id, t) != source.revision:
                 return False
-            self._backend.commit_repair(source.meta, source.torn, source.closers, t,
-                                        expected_revision=source.revision)
+            self._backend.commit_repair(source.meta, source.torn, source.closers, t, expected_revision=source.revision)
             return True
 
         committed = await self._run(commit)
@@ -334,9 +340,7 @@ class CoordinatedPersistence(SessionPersistence):
         if not batch:
             return
         if self._reserved.get(session_id) in ("committing", "reserved"):
-            raise SessionConflictError(
-                f'cannot append session "{session_id}" while its persisted preparation is reserved'
-            )
+            raise SessionConflictError(f'cannot append session "{session_id}" while its persisted preparation is reserved')
         state = self._states.get(session_id)
         if state is None:
             state = await self._adopt(session_id)
@@ -344,14 +348,10 @@ class CoordinatedPersistence(SessionPersistence):
             seq = ev.get("seq") if isinstance(ev, dict) else None
             if seq != state.cursor + i or type(seq) is bool:
                 raise SessionConflictError(
-                    f'append seq mismatch for "{session_id}": expected {state.cursor + i} at index {i}, '
-                    f"got {js_string(seq)}"
+                    f'append seq mismatch for "{session_id}": expected {state.cursor + i} at index {i}, got {js_string(seq)}'
                 )
         st = state
-        await self._run(
-            lambda t: self._backend.append_batch(st.meta, batch, st.materialized, t,
-                                                 expected_next_seq=st.cursor)
-        )
+        await self._run(lambda t: self._backend.append_batch(st.meta, batch, st.materialized, t, expected_next_seq=st.cursor))
         state.materialized = True
         state.cursor += len(batch)
         self._cache_drop(session_id)
@@ -467,8 +467,9 @@ class CoordinatedPersistence(SessionPersistence):
             diagnosis, source, raw_bytes = await self._run(lambda t: self._examine(session_id, t, raw), signal)
             return view_of(diagnosis, source, raw_bytes)
 
-    def _examine(self, session_id: str, t: CancelToken,
-                 keep_raw: bool) -> tuple[SessionDiagnosis, PreparedSource | None, RawBytes | None]:
+    def _examine(
+        self, session_id: str, t: CancelToken, keep_raw: bool
+    ) -> tuple[SessionDiagnosis, PreparedSource | None, RawBytes | None]:
         """The one read behind ``diagnose`` and ``view``: (verdict, prepared source or None, raw bytes or None)."""
         try:
             if keep_raw:
@@ -481,8 +482,7 @@ class CoordinatedPersistence(SessionPersistence):
         self._cache_put(session_id, source)
         return diagnosis_of(self._backend, session_id, source, t), source, raw
 
-    async def read_raw_bytes(self, session_id: str, *, offset: int = 0,
-                             signal: AbortSignal | None = None) -> RawBytes | None:
+    async def read_raw_bytes(self, session_id: str, *, offset: int = 0, signal: AbortSignal | None = None) -> RawBytes | None:
         """The transcript's bytes from ``offset`` on, read while the file did not change (never parsed).
 
         For ``persistence.raw_decode``: a viewer shows every byte that decodes, even of a log the
@@ -495,8 +495,7 @@ class CoordinatedPersistence(SessionPersistence):
             raise SessionArgumentError(f"readRawBytes offset must be a non-negative safe integer, got {js_string(offset)}")
         return await self._run(lambda t: self._backend.read_raw_bytes(session_id, int(offset), t), signal)
 
-    async def read_artifact_bytes(self, path: str, *, offset: int = 0,
-                                  signal: AbortSignal | None = None) -> RawBytes | None:
+    async def read_artifact_bytes(self, path: str, *, offset: int = 0, signal: AbortSignal | None = None) -> RawBytes | None:
         """A listed transcript's bytes by path (``ListedEntry.path``), from ``offset`` on, read stably.
 
         For the rows ``read_raw_bytes`` cannot address by id: a flat file, the other encoding's
@@ -516,8 +515,9 @@ class CoordinatedPersistence(SessionPersistence):
         """
         return self._backend.artifact(session_id)
 
-    async def session_sizes(self, session_ids: builtins.list[str] | None = None,
-                            signal: AbortSignal | None = None) -> dict[str, tuple[int, int | None]]:
+    async def session_sizes(
+        self, session_ids: builtins.list[str] | None = None, signal: AbortSignal | None = None
+    ) -> dict[str, tuple[int, int | None]]:
         """session id -> (bytes, newest change in ms) for a listing's Size and Modified columns.
 
         JSONL: the transcript's size and mtime.  SQLite (a session has no file of its own): the bytes
@@ -669,6 +669,7 @@ class CoordinatedPersistence(SessionPersistence):
         if session_id in self._live or self._reserved.get(session_id) is not None:
             raise SessionConflictError(f'cannot repair session "{session_id}" while it is live or reserved for resume')
         async with self._lock(session_id):
+
             def work(t: CancelToken) -> str:
                 source = prepare_core(self._backend, session_id, t)
                 if source.revision != expected_revision:
@@ -676,8 +677,7 @@ class CoordinatedPersistence(SessionPersistence):
                         f'session "{session_id}" changed since its repair was previewed; nothing was changed'
                     )
                 if source.needs_repair:
-                    self._backend.commit_repair(source.meta, source.torn, source.closers, t,
-                                                expected_revision=source.revision)
+                    self._backend.commit_repair(source.meta, source.torn, source.closers, t, expected_revision=source.revision)
                 revision = self._backend.read_stored_revision(session_id, t)
                 return "" if revision is None else revision
 
@@ -703,6 +703,7 @@ class CoordinatedPersistence(SessionPersistence):
         re-appended every recovered record keeps the backup a prefix of the log (0 lacking), one that
         lost records does not.  A log that no longer reads lacks everything after its readable part.
         """
+
         def work(t: CancelToken) -> tuple[int, int]:
             backup = self._backend.read_backup(session_id, backup_path, t)
             if backup is None:
@@ -728,6 +729,7 @@ class CoordinatedPersistence(SessionPersistence):
         if session_id in self._live or self._reserved.get(session_id) is not None:
             raise SessionConflictError(f'cannot restore session "{session_id}" while it is live or reserved for resume')
         async with self._lock(session_id):
+
             def work(t: CancelToken) -> str:
                 self._backend.restore_backup(session_id, backup_path, t, expected_revision=expected_revision)
                 revision = self._backend.read_stored_revision(session_id, t)

@@ -127,10 +127,7 @@ def version_refusal_message(id_text: str, version: Any) -> str:
             f'session "{id_text}" uses log format v{v}, but this harness reads only v0: '
             "the log was written by a newer harness \u2014 upgrade the harness to open it"
         )
-    return (
-        f'session "{id_text}" uses log format v{v}, older than the supported v0, '
-        "and this build ships no upgrade path for it"
-    )
+    return f'session "{id_text}" uses log format v{v}, older than the supported v0, and this build ships no upgrade path for it'
 
 
 def not_found(session_id: str) -> SessionNotFoundError:

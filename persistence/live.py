@@ -76,8 +76,9 @@ class LiveSessions:
         owner = self._owner
         session_id = session.id
         if session_id in self.entries:
-            raise SessionConflictError(f'session "{session_id}" is already bound to a different live session in this '
-                                       "backend (id collision)")
+            raise SessionConflictError(
+                f'session "{session_id}" is already bound to a different live session in this backend (id collision)'
+            )
         if preparation is not None:
             if preparation.session is not session or owner._reserved.get(session_id) != "reserved":
                 raise SessionConflictError(f'session "{session_id}" preparation is no longer reserved')
@@ -102,9 +103,7 @@ class LiveSessions:
                 state = owner._states.get(session_id)
                 if preparation is not None:
                     if state is None or state.owner is not None or state.cursor != session.first_live_seq:
-                        raise SessionConflictError(
-                            f'session "{session_id}" preparation no longer matches its persistence state'
-                        )
+                        raise SessionConflictError(f'session "{session_id}" preparation no longer matches its persistence state')
                     owner._unreserve(session_id)
                     preparation._published = True
                     state.owner = session
@@ -129,7 +128,7 @@ class LiveSessions:
                         )
                     state = IdState(lossless_copy(session.raw_header), 0, False, session)
                     owner._states[session_id] = state
-                suffix = session.records()[state.cursor:]
+                suffix = session.records()[state.cursor :]
                 if suffix:
                     await owner._append_locked(session_id, lossless_copy(suffix))
         except BaseException as err:
@@ -192,8 +191,9 @@ class LiveSessions:
 
     def _report_background(self, session_id: str, err: BaseException) -> None:
         owner = self._owner
-        log.warning('%s: background write for session "%s" failed (buffered events retained): %s',
-                    owner._backend.kind, session_id, err)
+        log.warning(
+            '%s: background write for session "%s" failed (buffered events retained): %s', owner._backend.kind, session_id, err
+        )
         if owner.on_background_error is not None:
             try:
                 owner.on_background_error(session_id, err)

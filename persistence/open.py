@@ -47,8 +47,9 @@ def _refuse_non_database(path: str) -> None:
     raise SessionLayoutError(f"{path} is not a SQLite database ({what}); refusing to open it as a session store")
 
 
-def open_store(path: str | os.PathLike[str], backend: str | None = None, *, read_only: bool = False,
-               create: bool = True) -> CoordinatedPersistence:
+def open_store(
+    path: str | os.PathLike[str], backend: str | None = None, *, read_only: bool = False, create: bool = True
+) -> CoordinatedPersistence:
     """A directory (or a path that does not exist) is a JSONL root; a file is a SQLite store.
 
     ``read_only`` opens a SQLite store for browsing (``mode=ro``, honouring a live ``-wal``);

@@ -129,8 +129,9 @@ def read_tail_core(backend: StorageBackend, session_id: str, min_events: int, to
         return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events))
 
 
-def _normalized_span(backend: StorageBackend, session_id: str, stored: StoredLog | None,
-                     token: CancelToken) -> tuple[StoredLog, list[dict[str, Any]]]:
+def _normalized_span(
+    backend: StorageBackend, session_id: str, stored: StoredLog | None, token: CancelToken
+) -> tuple[StoredLog, list[dict[str, Any]]]:
     """A partial read (suffix or tail) checked and normalized like ``read_from`` does (pipeline steps 1-3)."""
     if stored is None:
         raise not_found(session_id)
@@ -208,8 +209,10 @@ def diagnosis_of(backend: StorageBackend, session_id: str, source: PreparedSourc
         if torn.recovered:
             reason += f"; {len(torn.recovered)} complete record(s) recovered from it"
         if cut.intact_records:
-            reason += (f"; {cut.intact_records} intact record(s) after the damage (from seq {cut.first_intact_seq}) "
-                       "would be cut with it: this is damage followed by data, not a torn write")
+            reason += (
+                f"; {cut.intact_records} intact record(s) after the damage (from seq {cut.first_intact_seq}) "
+                "would be cut with it: this is damage followed by data, not a torn write"
+            )
         if source.closers:
             reason += f"; the open turn gets {len(source.closers)} synthetic closer(s)"
     elif source.closers:
@@ -217,9 +220,17 @@ def diagnosis_of(backend: StorageBackend, session_id: str, source: PreparedSourc
         reason = f"interrupted turn: {len(source.closers)} synthetic closer(s) would be appended"
     else:
         status, reason = OK, "balanced log"
-    return SessionDiagnosis(session_id, status, reason, len(source.balanced), tuple(source.closers),
-                            None if torn is None else torn.truncate_to,
-                            0 if torn is None else len(torn.recovered), source.revision, cut=cut)
+    return SessionDiagnosis(
+        session_id,
+        status,
+        reason,
+        len(source.balanced),
+        tuple(source.closers),
+        None if torn is None else torn.truncate_to,
+        0 if torn is None else len(torn.recovered),
+        source.revision,
+        cut=cut,
+    )
 
 
 def view_of(diagnosis: SessionDiagnosis, source: PreparedSource | None, raw: RawBytes | None = None) -> SessionView:
@@ -232,8 +243,16 @@ def view_of(diagnosis: SessionDiagnosis, source: PreparedSource | None, raw: Raw
     facts = None
     if torn is not None:
         facts = TornFacts(int(torn.truncate_to), len(torn.recovered), diagnosis.cut or CutFacts())
-    return SessionView(diagnosis, SessionHeader.from_json(source.meta), EventLog(balanced),
-                       EventLog(balanced, closer_start), diagnosis.closers, closer_start, facts, raw)
+    return SessionView(
+        diagnosis,
+        SessionHeader.from_json(source.meta),
+        EventLog(balanced),
+        EventLog(balanced, closer_start),
+        diagnosis.closers,
+        closer_start,
+        facts,
+        raw,
+    )
 
 
 __all__ = [

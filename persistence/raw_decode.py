@@ -84,9 +84,14 @@ class RawDamage:
 RawPiece = RawChunk | RawDamage
 
 
-def iter_raw(data: bytes | bytearray | memoryview, compression: str, *, offset: int = 0,
-             cancelled: Callable[[], bool] | None = None,
-             progress: Callable[[float], None] | None = None) -> Iterator[RawPiece]:
+def iter_raw(
+    data: bytes | bytearray | memoryview,
+    compression: str,
+    *,
+    offset: int = 0,
+    cancelled: Callable[[], bool] | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> Iterator[RawPiece]:
     """Decode ``data`` (the artifact's bytes from file offset ``offset`` on) into pieces, in file order.
 
     ``compression`` is ``"none"`` (raw lines) or ``"zstd"`` (frames).  ``progress(fraction)`` is
@@ -110,12 +115,17 @@ def _iter_lines(view: memoryview, offset: int) -> Iterator[RawPiece]:
     if rest:
         start = offset + len(complete)
         yield RawChunk(rest, start, start + len(rest), provisional=True)
-        yield RawDamage(TORN_LINE, start, len(rest),
-                        f"torn tail: the last {len(rest)} byte(s) have no newline (not committed; repair would cut them)")
+        yield RawDamage(
+            TORN_LINE,
+            start,
+            len(rest),
+            f"torn tail: the last {len(rest)} byte(s) have no newline (not committed; repair would cut them)",
+        )
 
 
-def _iter_frames(view: memoryview, offset: int, cancelled: Callable[[], bool] | None,
-                 progress: Callable[[float], None] | None) -> Iterator[RawPiece]:
+def _iter_frames(
+    view: memoryview, offset: int, cancelled: Callable[[], bool] | None, progress: Callable[[float], None] | None
+) -> Iterator[RawPiece]:
     pos = 0
     n = len(view)
     frames_done = 0
@@ -132,22 +142,34 @@ def _iter_frames(view: memoryview, offset: int, cancelled: Callable[[], bool] | 
                 try:
                     plain = frames.decompress_prefix(view[pos:])
                 except Exception as err:  # a torn frame past the decompression cap is damage, not a tail
-                    yield RawDamage(UNDECODABLE_TORN_FRAME, offset + pos, n - pos,
-                                    f"undecodable torn frame at file offset {offset + pos}: {err}")
+                    yield RawDamage(
+                        UNDECODABLE_TORN_FRAME,
+                        offset + pos,
+                        n - pos,
+                        f"undecodable torn frame at file offset {offset + pos}: {err}",
+                    )
                     return
                 if plain:
                     yield RawChunk(plain.rstrip(b"\n"), offset + pos, offset + n, provisional=True)
-                yield RawDamage(TORN_FRAME, offset + pos, n - pos,
-                                f"torn tail: an incomplete zstd frame of {n - pos} byte(s) at file offset {offset + pos} "
-                                "(not committed; repair would cut it)")
+                yield RawDamage(
+                    TORN_FRAME,
+                    offset + pos,
+                    n - pos,
+                    f"torn tail: an incomplete zstd frame of {n - pos} byte(s) at file offset {offset + pos} "
+                    "(not committed; repair would cut it)",
+                )
             return
         start, end = ranges[0]
         try:
             text = frames.decode_frame(view, pos + start, pos + end)
         except Exception as err:  # a damaged frame with an intact structure: say so, go on with the next one
-            yield RawDamage(BAD_FRAME, offset + pos, end,
-                            f"frame at file offset {offset + pos} ({end - start} bytes) failed to decode: {err}",
-                            provisional=False)
+            yield RawDamage(
+                BAD_FRAME,
+                offset + pos,
+                end,
+                f"frame at file offset {offset + pos} ({end - start} bytes) failed to decode: {err}",
+                provisional=False,
+            )
         else:
             yield RawChunk(text[:-1] if text.endswith(b"\n") else text, offset + pos, offset + pos + end)
         pos += end
@@ -220,9 +242,14 @@ def split_lines(chunk: bytes) -> Iterator[tuple[int, int]]:
         pos = n if nl < 0 else nl + 1
 
 
-def decode_raw(data: bytes | bytearray | memoryview, compression: str, *, offset: int = 0,
-               cancelled: Callable[[], bool] | None = None,
-               progress: Callable[[float], None] | None = None) -> RawLines:
+def decode_raw(
+    data: bytes | bytearray | memoryview,
+    compression: str,
+    *,
+    offset: int = 0,
+    cancelled: Callable[[], bool] | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> RawLines:
     """``iter_raw`` collected into lines with their offsets and damage markers (see ``RawLines``)."""
     out = RawLines(compression=compression, consumed=offset)
     for piece in iter_raw(data, compression, offset=offset, cancelled=cancelled, progress=progress):

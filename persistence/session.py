@@ -200,8 +200,10 @@ class Session:
             raise SessionValidationError(refusal.replace(f" at seq {seq}", ""))
         try:
             meta = lossless_copy(
-                {"sourceEventSeqs": list(source_event_seqs) if source_event_seqs is not None else None,
-                 "surfaceOp": raw_of(surface_op)}
+                {
+                    "sourceEventSeqs": list(source_event_seqs) if source_event_seqs is not None else None,
+                    "surfaceOp": raw_of(surface_op),
+                }
             )
         except NotLosslessError:
             raise SessionArgumentError(f'session event "{type}" carries non-JSON-serializable surface metadata') from None
@@ -232,4 +234,3 @@ class Session:
     def to_json(self) -> dict[str, Any]:
         """The header and a deep copy of every event."""
         return {"header": self._header.to_json(), "events": deep_copy_json(self._records)}
-

@@ -93,8 +93,9 @@ class SessionStore:
         self._sessions[sid] = session
         return session
 
-    async def fork(self, source_id: str, *, boundary: int | None = None, new_id: str | None = None,
-                   meta: dict[str, Any] | None = None) -> Session:
+    async def fork(
+        self, source_id: str, *, boundary: int | None = None, new_id: str | None = None, meta: dict[str, Any] | None = None
+    ) -> Session:
         """Child session seeded with the source's events through ``boundary`` (inclusive).
 
         Upstream forks only live sources; a cold source is read with ``inspect`` (never
@@ -123,17 +124,18 @@ class SessionStore:
         if boundary is not None:
             if type(boundary) is bool or not is_nonneg_safe_integer(boundary):
                 raise SessionForkError(
-                    f'fork boundary for session "{source_id}" must be a non-negative safe integer, '
-                    f"got {js_string(boundary)}", "INVALID_BOUNDARY")
+                    f'fork boundary for session "{source_id}" must be a non-negative safe integer, got {js_string(boundary)}',
+                    "INVALID_BOUNDARY",
+                )
             if boundary >= len(records):
                 last = str(len(records) - 1) if records else "none"
                 raise SessionForkError(
-                    f'fork boundary {boundary} does not exist in session "{source_id}" (last seq: {last})',
-                    "INVALID_BOUNDARY")
+                    f'fork boundary {boundary} does not exist in session "{source_id}" (last seq: {last})', "INVALID_BOUNDARY"
+                )
             if records[boundary].get("seq") != boundary:
                 raise SessionForkError(
-                    f'fork boundary {boundary} does not match a contiguous event seq in session "{source_id}"',
-                    "INVALID_BOUNDARY")
+                    f'fork boundary {boundary} does not match a contiguous event seq in session "{source_id}"', "INVALID_BOUNDARY"
+                )
             prefix = list(records[: boundary + 1])
             for ev in reversed(prefix):
                 t = ev.get("type")
@@ -143,8 +145,8 @@ class SessionStore:
                     data = ev.get("data")
                     turn = data.get("turn") if isinstance(data, dict) else None
                     raise SessionForkError(
-                        f'fork boundary {boundary} in session "{source_id}" ends inside open turn {js_string(turn)}',
-                        "OPEN_TURN")
+                        f'fork boundary {boundary} in session "{source_id}" ends inside open turn {js_string(turn)}', "OPEN_TURN"
+                    )
         child_meta: dict[str, Any] = {}
         if source_header.get("cwd") is not None:
             child_meta["cwd"] = source_header["cwd"]

@@ -128,8 +128,17 @@ class Gate:
 class Probe:
     """Wraps a ``StorageBackend``; every other attribute is delegated untouched."""
 
-    HOOKS = ("load_stored", "load_suffix", "read_stored_revision", "append_batch", "commit_repair",
-             "list_headers", "list_snapshots", "read_raw", "close")
+    HOOKS = (
+        "load_stored",
+        "load_suffix",
+        "read_stored_revision",
+        "append_batch",
+        "commit_repair",
+        "list_headers",
+        "list_snapshots",
+        "read_raw",
+        "close",
+    )
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -258,8 +267,7 @@ def instrument(persistence: CoordinatedPersistence) -> Probe:
 def append_log(session: Session, events: Iterable[dict[str, Any]]) -> None:
     """Re-append each event's type/data, forwarding ``surfaceOp``/``sourceEventSeqs`` verbatim."""
     for ev in events:
-        session.append(ev["type"], ev["data"], surface_op=ev.get("surfaceOp"),
-                       source_event_seqs=ev.get("sourceEventSeqs"))
+        session.append(ev["type"], ev["data"], surface_op=ev.get("surfaceOp"), source_event_seqs=ev.get("sourceEventSeqs"))
 
 
 def plain(value: Any) -> Any:
@@ -344,8 +352,9 @@ def persistence_for(kit: Any, **kwargs: Any) -> CoordinatedPersistence:
 
 
 @contextlib.asynccontextmanager
-async def live(kit: Any, *, delay_ms: int = 200, on_error: Callable[[str, BaseException], None] | None = None,
-               **kwargs: Any) -> AsyncIterator[SessionStore]:
+async def live(
+    kit: Any, *, delay_ms: int = 200, on_error: Callable[[str, BaseException], None] | None = None, **kwargs: Any
+) -> AsyncIterator[SessionStore]:
     """A SessionStore over a fresh instance; on exit its live sessions are drained in this loop."""
     persistence = persistence_for(kit, **kwargs)
     store = SessionStore(persistence, write_batch_max_delay_ms=delay_ms, on_error=on_error)

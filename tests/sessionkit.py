@@ -67,8 +67,12 @@ def step_end(seq: int, turn: int, step: int, **kw: Any) -> dict[str, Any]:
 
 
 def user_message(seq: int, text: str, msg_id: str | None = None, **kw: Any) -> dict[str, Any]:
-    data = {"id": msg_id or f"user-{seq}", "role": "user", "content": [{"type": "text", "text": text}],
-            "source": {"kind": "user"}}
+    data = {
+        "id": msg_id or f"user-{seq}",
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": "user"},
+    }
     kw.setdefault("surfaceOp", "append")
     return ev("user/message", seq, data, **kw)
 
@@ -77,15 +81,23 @@ def tool_call_block(call_id: str, name: str = "bash", arguments: str = "{}") -> 
     return {"type": "tool-call", "id": call_id, "name": name, "arguments": arguments}
 
 
-def assistant_message(seq: int, turn: int, step: int, text: str | None = "ok", calls: Iterable[str] = (),
-                      msg_id: str | None = None, **kw: Any) -> dict[str, Any]:
+def assistant_message(
+    seq: int, turn: int, step: int, text: str | None = "ok", calls: Iterable[str] = (), msg_id: str | None = None, **kw: Any
+) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if text is not None:
         content.append({"type": "text", "text": text})
     content.extend(tool_call_block(c) for c in calls)
-    data = {"turn": turn, "step": step, "message": {
-        "id": msg_id or f"assistant-{seq}", "role": "assistant", "content": content,
-        "source": {"kind": "model", "provider": "mock", "model": "mock"}}}
+    data = {
+        "turn": turn,
+        "step": step,
+        "message": {
+            "id": msg_id or f"assistant-{seq}",
+            "role": "assistant",
+            "content": content,
+            "source": {"kind": "model", "provider": "mock", "model": "mock"},
+        },
+    }
     kw.setdefault("surfaceOp", "append")
     return ev("assistant/message", seq, data, **kw)
 
@@ -94,24 +106,36 @@ def tool_call(seq: int, turn: int, step: int, call_id: str, name: str = "bash", 
     return ev("tool/call", seq, {"turn": turn, "step": step, "callId": call_id, "name": name, "arguments": "{}"}, **kw)
 
 
-def tool_result(seq: int, turn: int, step: int, call_id: str, text: str = "done", *, is_error: bool = False,
-                **kw: Any) -> dict[str, Any]:
-    data = {"turn": turn, "step": step, "message": {
-        "id": f"tool-result-{call_id}-{seq}", "role": "user", "source": {"kind": "tool", "callId": call_id},
-        "content": [{"type": "tool-result", "toolCallId": call_id, "isError": is_error,
-                     "content": [{"type": "text", "text": text}]}]}}
+def tool_result(
+    seq: int, turn: int, step: int, call_id: str, text: str = "done", *, is_error: bool = False, **kw: Any
+) -> dict[str, Any]:
+    data = {
+        "turn": turn,
+        "step": step,
+        "message": {
+            "id": f"tool-result-{call_id}-{seq}",
+            "role": "user",
+            "source": {"kind": "tool", "callId": call_id},
+            "content": [
+                {"type": "tool-result", "toolCallId": call_id, "isError": is_error, "content": [{"type": "text", "text": text}]}
+            ],
+        },
+    }
     kw.setdefault("surfaceOp", "append")
     return ev("tool/result", seq, data, **kw)
 
 
-def text_delta(seq: int, turn: int, step: int, text: str, *, index: int = 0, kind: str = "text-delta",
-               time: int | None = None) -> dict[str, Any]:
-    return ev("assistant/chunk", seq, {"turn": turn, "step": step, "chunk": {"type": kind, "index": index, "text": text}},
-              time=time)
+def text_delta(
+    seq: int, turn: int, step: int, text: str, *, index: int = 0, kind: str = "text-delta", time: int | None = None
+) -> dict[str, Any]:
+    return ev(
+        "assistant/chunk", seq, {"turn": turn, "step": step, "chunk": {"type": kind, "index": index, "text": text}}, time=time
+    )
 
 
-def tool_delta(seq: int, turn: int, step: int, call_id: str, args: str, *, name: str | None = None, index: int = 0,
-               time: int | None = None) -> dict[str, Any]:
+def tool_delta(
+    seq: int, turn: int, step: int, call_id: str, args: str, *, name: str | None = None, index: int = 0, time: int | None = None
+) -> dict[str, Any]:
     chunk: dict[str, Any] = {"type": "tool-call-delta", "index": index, "id": call_id}
     if name is not None:
         chunk["name"] = name
@@ -158,18 +182,39 @@ def pre_identity_log() -> list[dict[str, Any]]:
     """The 9-event pre-identity log of the upstream coordinator contract (R-16)."""
     return [
         turn_start(0, 1),
-        ev("user/message", 1, {"content": [{"type": "text", "text": "old question"}], "source": {"kind": "user"}},
-           surfaceOp="append"),
+        ev(
+            "user/message",
+            1,
+            {"content": [{"type": "text", "text": "old question"}], "source": {"kind": "user"}},
+            surfaceOp="append",
+        ),
         step_start(2, 1, 1),
-        ev("assistant/message", 3, {"turn": 1, "step": 1, "content": [tool_call_block("call-1", "read")],
-                                    "provenance": {"provider": "mock", "model": "mock"}}, surfaceOp="append"),
+        ev(
+            "assistant/message",
+            3,
+            {
+                "turn": 1,
+                "step": 1,
+                "content": [tool_call_block("call-1", "read")],
+                "provenance": {"provider": "mock", "model": "mock"},
+            },
+            surfaceOp="append",
+        ),
         tool_call(4, 1, 1, "call-1", "read"),
-        ev("tool/result", 5, {"turn": 1, "step": 1, "callId": "call-1",
-                              "content": [{"type": "text", "text": "full result"}], "isError": False},
-           sourceEventSeqs=[4], surfaceOp="append"),
-        ev("tool/result", 6, {"turn": 1, "step": 1, "callId": "call-1", "content": [{"type": "text", "text": "pruned"}],
-                              "isError": False},
-           sourceEventSeqs=[5], surfaceOp={"op": "replace", "start": 5, "end": 5}),
+        ev(
+            "tool/result",
+            5,
+            {"turn": 1, "step": 1, "callId": "call-1", "content": [{"type": "text", "text": "full result"}], "isError": False},
+            sourceEventSeqs=[4],
+            surfaceOp="append",
+        ),
+        ev(
+            "tool/result",
+            6,
+            {"turn": 1, "step": 1, "callId": "call-1", "content": [{"type": "text", "text": "pruned"}], "isError": False},
+            sourceEventSeqs=[5],
+            surfaceOp={"op": "replace", "start": 5, "end": 5},
+        ),
         step_end(7, 1, 1),
         turn_end(8, 1),
     ]
@@ -180,18 +225,43 @@ STEERING_MESSAGE_ID = "steer-original-id"
 PRE_REACT_TURN_END_REASONS: list[tuple[dict[str, Any], dict[str, Any]]] = [
     # (stored reason, normalized reason)
     ({"kind": "completed"}, {"kind": "completed"}),
-    ({"kind": "error", "step": 1, "failure": {"message": "old provider failure", "code": "SERVER"}},
-     {"kind": "error", "error": {"message": "old provider failure", "code": "SERVER"}}),
+    (
+        {"kind": "error", "step": 1, "failure": {"message": "old provider failure", "code": "SERVER"}},
+        {"kind": "error", "error": {"message": "old provider failure", "code": "SERVER"}},
+    ),
     ({"kind": "aborted"}, {"kind": "aborted", "reason": {"kind": "legacy"}}),
     ({"kind": "disposed"}, {"kind": "aborted", "reason": {"kind": "disposed"}}),
-    ({"kind": "error", "step": 0, "message": "old thrown value"},
-     {"kind": "error", "error": {"message": "old thrown value", "code": "UNKNOWN"}}),
-    ({"kind": "error", "step": 2, "failure": {"message": "rate limited", "code": "RATE_LIMIT", "status": 429,
-                                              "providerRetryAfterMs": 1000, "requestId": "request-1"}},
-     {"kind": "error", "error": {"message": "rate limited", "code": "RATE_LIMIT", "status": 429,
-                                 "providerRetryAfterMs": 1000, "requestId": "request-1"}}),
-    ({"kind": "error", "step": 1, "message": "old coded error", "code": "CODED"},
-     {"kind": "error", "error": {"message": "old coded error", "code": "CODED"}}),
+    (
+        {"kind": "error", "step": 0, "message": "old thrown value"},
+        {"kind": "error", "error": {"message": "old thrown value", "code": "UNKNOWN"}},
+    ),
+    (
+        {
+            "kind": "error",
+            "step": 2,
+            "failure": {
+                "message": "rate limited",
+                "code": "RATE_LIMIT",
+                "status": 429,
+                "providerRetryAfterMs": 1000,
+                "requestId": "request-1",
+            },
+        },
+        {
+            "kind": "error",
+            "error": {
+                "message": "rate limited",
+                "code": "RATE_LIMIT",
+                "status": 429,
+                "providerRetryAfterMs": 1000,
+                "requestId": "request-1",
+            },
+        },
+    ),
+    (
+        {"kind": "error", "step": 1, "message": "old coded error", "code": "CODED"},
+        {"kind": "error", "error": {"message": "old coded error", "code": "CODED"}},
+    ),
 ]
 
 
@@ -205,9 +275,20 @@ def pre_react_loop_log() -> list[dict[str, Any]]:
         ev("turn/start", 0, {"turn": 1, "trigger": trig}),
         user_message(1, "old prompt", "prompt-id"),
         step_start(2, 1, 1),
-        ev("steering/message", 3, {"turn": 1, "message": {
-            "id": STEERING_MESSAGE_ID, "role": "user", "content": [{"type": "text", "text": "old steering"}],
-            "source": {"kind": "user"}}}, surfaceOp="append"),
+        ev(
+            "steering/message",
+            3,
+            {
+                "turn": 1,
+                "message": {
+                    "id": STEERING_MESSAGE_ID,
+                    "role": "user",
+                    "content": [{"type": "text", "text": "old steering"}],
+                    "source": {"kind": "user"},
+                },
+            },
+            surfaceOp="append",
+        ),
         step_end(4, 1, 1),
         ev("turn/end", 5, {"turn": 1, "reason": PRE_REACT_TURN_END_REASONS[0][0]}),
     ]
@@ -275,8 +356,7 @@ def header_line(session_id: str, cwd: str | None = None, **extra: Any) -> dict[s
     return out
 
 
-def encode_log(header: dict[str, Any] | bytes, batches: Iterable[Iterable[dict[str, Any]] | bytes],
-               compression: str) -> bytes:
+def encode_log(header: dict[str, Any] | bytes, batches: Iterable[Iterable[dict[str, Any]] | bytes], compression: str) -> bytes:
     """File bytes for a header and event batches (raw text, or one zstd frame per part).
 
     ``bytes`` parts are taken verbatim as plaintext (a hand-made line must carry its own newline).
@@ -292,8 +372,7 @@ def encode_log(header: dict[str, Any] | bytes, batches: Iterable[Iterable[dict[s
     return b"".join(parts)
 
 
-def plant(root: str | os.PathLike[str], rel_dir: str, content: bytes, compression: str,
-          name: str | None = None) -> Path:
+def plant(root: str | os.PathLike[str], rel_dir: str, content: bytes, compression: str, name: str | None = None) -> Path:
     """Write an artifact by hand at ``root/rel_dir/session.jsonl[.zstd]`` (or ``name``)."""
     d = Path(root) / rel_dir
     d.mkdir(parents=True, exist_ok=True)

@@ -91,26 +91,32 @@ async def _backups_of(store: CoordinatedPersistence, session_id: str, ref: Artif
     return out
 
 
-async def plan_restore(store: CoordinatedPersistence, session_id: str, *,
-                       quiet_seconds: float = DEFAULT_QUIET_SECONDS) -> RestorePlan:
+async def plan_restore(
+    store: CoordinatedPersistence, session_id: str, *, quiet_seconds: float = DEFAULT_QUIET_SECONDS
+) -> RestorePlan:
     """The backups a restore can choose from and the guard's verdict; refuses a session without backups."""
     ref = artifact_of(store, session_id)
     found = [] if ref is None else await _backups_of(store, session_id, ref)
     if ref is None or not found:
-        raise RepairRefused(f"{session_id} has no backups to restore "
-                            "(a repair or restore makes one beside the artifact)")
+        raise RepairRefused(f"{session_id} has no backups to restore (a repair or restore makes one beside the artifact)")
     liveness = await asyncio.to_thread(check_liveness, ref, quiet_seconds=quiet_seconds)
     return RestorePlan(session_id, ref, tuple(found), liveness)
 
 
-async def restore_backup(store: CoordinatedPersistence, session_id: str, backup_path: str, *, force: bool = False,
-                         quiet_seconds: float = DEFAULT_QUIET_SECONDS) -> RestoreResult:
+async def restore_backup(
+    store: CoordinatedPersistence,
+    session_id: str,
+    backup_path: str,
+    *,
+    force: bool = False,
+    quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+) -> RestoreResult:
     """Put ``backup_path`` back as the session's log, after backing up the current state."""
     ref = artifact_of(store, session_id)
     if ref is None:
         raise RepairRefused(f'session "{session_id}" has no on-disk artifact to restore into; nothing was changed')
     if os.path.abspath(backup_path) not in {os.path.abspath(p) for p in backup_paths(ref)}:
-        raise RepairRefused(f"{backup_path} is not a backup of session \"{session_id}\" (expected {ref.path}.bak-<stamp>)")
+        raise RepairRefused(f'{backup_path} is not a backup of session "{session_id}" (expected {ref.path}.bak-<stamp>)')
     if not force:
         why = check_liveness(ref, quiet_seconds=quiet_seconds)
         if why is not None:
@@ -126,11 +132,13 @@ async def restore_backup(store: CoordinatedPersistence, session_id: str, backup_
     try:
         after = await store.restore_backup(session_id, backup_path, expected_revision=revision)
     except SessionConflictError as err:
-        raise RepairRefused(f'restore of "{session_id}" was not committed: {err}. The current log was backed up to '
-                            f"{current}.") from err
+        raise RepairRefused(
+            f'restore of "{session_id}" was not committed: {err}. The current log was backed up to {current}.'
+        ) from err
     except (SessionPersistenceError, OSError) as err:
-        raise RepairWriteFailed(f'restore of "{session_id}" failed: {err}. The log was not changed; its current state '
-                                f"is also backed up at {current}.") from err
+        raise RepairWriteFailed(
+            f'restore of "{session_id}" failed: {err}. The log was not changed; its current state is also backed up at {current}.'
+        ) from err
     return RestoreResult(session_id, backup_path, current, after)
 
 

@@ -33,8 +33,14 @@ class ForkResult:
         return str(self.header["id"])
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.header["id"], "parentSession": self.parent_id, "afterTurn": self.after_turn,
-                "seedLength": self.header.get("seedLength"), "events": self.events, "header": self.header}
+        return {
+            "id": self.header["id"],
+            "parentSession": self.parent_id,
+            "afterTurn": self.after_turn,
+            "seedLength": self.header.get("seedLength"),
+            "events": self.events,
+            "header": self.header,
+        }
 
 
 def completed_turn_boundaries(events: list[dict[str, Any]]) -> dict[int, int]:
@@ -87,8 +93,9 @@ async def execute_fork(store: CoordinatedPersistence, plan: ForkPlan, new_id: st
     return ForkResult(plan.session_id, plan.turn, header, count, store.locate(header))
 
 
-async def fork_after_turn(store: CoordinatedPersistence, session_id: str, turn: int | None,
-                          new_id: str | None = None) -> dict[str, Any]:
+async def fork_after_turn(
+    store: CoordinatedPersistence, session_id: str, turn: int | None, new_id: str | None = None
+) -> dict[str, Any]:
     """Fork after turn ``turn`` (None: the last completed turn); the command line's JSON of the child."""
     plan = await plan_fork(store, session_id, turn)
     return (await execute_fork(store, plan, new_id)).to_json()

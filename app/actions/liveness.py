@@ -103,8 +103,10 @@ class RecentlyWritten:
     @property
     def sentence(self) -> str:
         # The original guard's wording: tests, scripts and users rely on it.
-        return (f"the artifact changed {self.age_s:.1f} s ago (less than {self.quiet_seconds:g} s): an agent may still "
-                "be writing it; wait, or override the guard (confirm in the window, --force on the command line)")
+        return (
+            f"the artifact changed {self.age_s:.1f} s ago (less than {self.quiet_seconds:g} s): an agent may still "
+            "be writing it; wait, or override the guard (confirm in the window, --force on the command line)"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,8 +336,9 @@ def assess_liveness(
             for path in proc.open_files:
                 real = _real(path)
                 if real in targets:
-                    signals.append(HeldOpen(proc.pid, proc.name or _program(proc.cmdline[0] if proc.cmdline else "?"),
-                                            shown.get(real, path)))
+                    signals.append(
+                        HeldOpen(proc.pid, proc.name or _program(proc.cmdline[0] if proc.cmdline else "?"), shown.get(real, path))
+                    )
                     break
             if cwd is not None and proc.cwd and _real(proc.cwd) == cwd and is_harness(proc, harness_names):
                 signals.append(HarnessRunning(proc.pid, proc.name, session_cwd or proc.cwd))

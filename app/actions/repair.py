@@ -98,8 +98,12 @@ class RepairResult:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"preview": self.preview.to_json(), "backup": self.backup, "statusAfter": self.status_after,
-                "eventsAfter": self.events_after}
+        return {
+            "preview": self.preview.to_json(),
+            "backup": self.backup,
+            "statusAfter": self.status_after,
+            "eventsAfter": self.events_after,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +150,19 @@ async def preview_repair(store: CoordinatedPersistence, session_id: str) -> Repa
     cut = diag.cut
     cut_bytes = cut.cut_bytes if cut is not None else None
     cut_rows = cut.cut_rows if cut is not None else None
-    return RepairPreview(session_id, diag.status, diag.reason, ref, diag.torn_offset, cut_bytes,
-                         diag.recovered_count, diag.closers, diag.revision, cut_rows, diag.intact_after_damage)
+    return RepairPreview(
+        session_id,
+        diag.status,
+        diag.reason,
+        ref,
+        diag.torn_offset,
+        cut_bytes,
+        diag.recovered_count,
+        diag.closers,
+        diag.revision,
+        cut_rows,
+        diag.intact_after_damage,
+    )
 
 
 def check_liveness(ref: ArtifactRef, *, quiet_seconds: float = DEFAULT_QUIET_SECONDS, now: float | None = None) -> str | None:
@@ -174,29 +189,44 @@ async def read_session_tail(store: CoordinatedPersistence, session_id: str) -> S
     return SessionTail(cwd, tail.events[-1] if len(tail.events) else None)
 
 
-async def assess_session(store: CoordinatedPersistence, preview: RepairPreview, *,
-                         quiet_seconds: float = DEFAULT_QUIET_SECONDS,
-                         in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
-                         tail: SessionTail | None = None) -> LivenessVerdict:
+async def assess_session(
+    store: CoordinatedPersistence,
+    preview: RepairPreview,
+    *,
+    quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+    in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
+    tail: SessionTail | None = None,
+) -> LivenessVerdict:
     """Every liveness signal for the previewed session: file ages, open handles, a harness in its cwd,
     and a call or request still in flight at the end of its log (``tail``: read here when not given).
     Reads only."""
     assert preview.artifact is not None
     ref = preview.artifact
     facts = tail if tail is not None else await read_session_tail(store, preview.session_id)
-    return await asyncio.to_thread(lambda: assess_liveness(ref, quiet_seconds=quiet_seconds, session_cwd=facts.cwd,
-                                                           last_event=facts.last_event,
-                                                           in_flight_seconds=in_flight_seconds))
+    return await asyncio.to_thread(
+        lambda: assess_liveness(
+            ref,
+            quiet_seconds=quiet_seconds,
+            session_cwd=facts.cwd,
+            last_event=facts.last_event,
+            in_flight_seconds=in_flight_seconds,
+        )
+    )
 
 
-async def plan_repair(store: CoordinatedPersistence, session_id: str, *, quiet_seconds: float = DEFAULT_QUIET_SECONDS,
-                      in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS, assess: bool = True) -> RepairPlan:
+async def plan_repair(
+    store: CoordinatedPersistence,
+    session_id: str,
+    *,
+    quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+    in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
+    assess: bool = True,
+) -> RepairPlan:
     """The preview and, when a repair would write (and ``assess``), the liveness verdict.  Reads only."""
     preview = await preview_repair(store, session_id)
     verdict = None
     if assess and preview.repairable and preview.artifact is not None:
-        verdict = await assess_session(store, preview, quiet_seconds=quiet_seconds,
-                                       in_flight_seconds=in_flight_seconds)
+        verdict = await assess_session(store, preview, quiet_seconds=quiet_seconds, in_flight_seconds=in_flight_seconds)
     return RepairPlan(preview, verdict)
 
 
@@ -297,7 +327,7 @@ def _copy_artifact_to(ref: ArtifactRef, target: str) -> None:
             while chunk := f.read(1 << 20):
                 view = memoryview(chunk)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
         st = os.stat(ref.path)
         os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
         os.fsync(fd)
@@ -323,8 +353,9 @@ def backup_artifact(ref: ArtifactRef, *, now: float | None = None) -> str:
     except BaseException as err:
         _unlink_quietly(partial)
         if isinstance(err, OSError) and err.errno == errno.ENOSPC:
-            raise RepairRefused(f"the disk filled up while backing up {ref.path}; the partial backup was removed "
-                                "and nothing was changed") from err
+            raise RepairRefused(
+                f"the disk filled up while backing up {ref.path}; the partial backup was removed and nothing was changed"
+            ) from err
         raise
 
 
@@ -362,8 +393,10 @@ def _refuse_unrepairable(session_id: str, preview: RepairPreview, accept_loss: b
             "copy the raw artifact for analysis instead."
         )
     if preview.status == "busy":
-        raise RepairRefused(f'session "{session_id}" cannot be repaired now: {preview.reason}. Nothing was changed; '
-                            "try again when the writer is done.")
+        raise RepairRefused(
+            f'session "{session_id}" cannot be repaired now: {preview.reason}. Nothing was changed; '
+            "try again when the writer is done."
+        )
     if preview.status == "missing":
         raise RepairRefused(preview.reason)
     if preview.intact_after_damage and not accept_loss:
@@ -379,8 +412,9 @@ def _check_writable(ref: ArtifactRef) -> None:
     """Refuse before the backup when the artifact (or, SQLite, its folder for the journal) is not writable."""
     folder = os.path.dirname(ref.path) or "."
     if not os.access(ref.path, os.W_OK) or (ref.kind == "sqlite" and not os.access(folder, os.W_OK)):
-        raise RepairRefused(f"{ref.path} is not writable by this user (permission denied); nothing was changed "
-                            "and no backup was made")
+        raise RepairRefused(
+            f"{ref.path} is not writable by this user (permission denied); nothing was changed and no backup was made"
+        )
 
 
 def _check_space(ref: ArtifactRef) -> None:
@@ -432,8 +466,15 @@ async def repair_session(
     plan = await plan_repair(store, session_id, assess=False)
     if expected_revision is not None and plan.preview.revision != expected_revision:
         raise RepairRefused(_changed_since_preview(session_id))
-    return await execute_repair(store, plan, force=force, dry_run=dry_run, quiet_seconds=quiet_seconds,
-                                accept_loss=accept_loss, in_flight_seconds=in_flight_seconds)
+    return await execute_repair(
+        store,
+        plan,
+        force=force,
+        dry_run=dry_run,
+        quiet_seconds=quiet_seconds,
+        accept_loss=accept_loss,
+        in_flight_seconds=in_flight_seconds,
+    )
 
 
 def _changed_since_preview(session_id: str) -> str:
@@ -460,8 +501,9 @@ async def execute_repair(
     session_id = preview.session_id
     _refuse_unrepairable(session_id, preview, accept_loss)
     if not preview.repairable or dry_run:
-        return RepairResult(preview, None, preview.status, None,
-                            ["dry run: nothing was written"] if dry_run else ["nothing to repair"])
+        return RepairResult(
+            preview, None, preview.status, None, ["dry run: nothing was written"] if dry_run else ["nothing to repair"]
+        )
     ref = preview.artifact
     if ref is None or preview.revision is None:
         raise RepairRefused(f'session "{session_id}" has no on-disk artifact to back up; nothing was changed')
@@ -476,8 +518,10 @@ async def execute_repair(
     if ref.kind == "sqlite":
         damage = _quick_check(ref)
         if damage is not None:
-            raise RepairRefused(f'session "{session_id}" cannot be repaired: the database is damaged (quick_check: '
-                                f"{damage}). Nothing was changed and no backup was made; copy the raw artifact instead.")
+            raise RepairRefused(
+                f'session "{session_id}" cannot be repaired: the database is damaged (quick_check: '
+                f"{damage}). Nothing was changed and no backup was made; copy the raw artifact instead."
+            )
     try:
         store.assert_writable_artifact(ref.path)
     except SessionPersistenceError as err:
@@ -493,8 +537,10 @@ async def execute_repair(
     except SessionConflictError as err:
         raise RepairRefused(f'repair of "{session_id}" was not committed: {err}. The backup is at {backup}.') from err
     except (SessionPersistenceError, OSError) as err:
-        raise RepairWriteFailed(f'repair of "{session_id}" failed: {err}. The log was not changed (the repaired copy is '
-                            f"swapped in atomically or not at all); the backup is at {backup}.") from err
+        raise RepairWriteFailed(
+            f'repair of "{session_id}" failed: {err}. The log was not changed (the repaired copy is '
+            f"swapped in atomically or not at all); the backup is at {backup}."
+        ) from err
     async with read_only_view(store) as view:
         after = await view.diagnose(session_id)
     return RepairResult(preview, backup, after.status, after.event_count)

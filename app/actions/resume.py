@@ -87,7 +87,7 @@ def terminal_argv(command: ResumeCommand, platform: str = sys.platform) -> list[
         )
     if platform == "darwin":
         script = f"cd {shlex.quote(command.cwd or os.getcwd())} && {command.text}"
-        return ["osascript", "-e", f"tell application \"Terminal\" to do script {applescript_string(script)}"]
+        return ["osascript", "-e", f'tell application "Terminal" to do script {applescript_string(script)}']
     if platform.startswith("win"):
         return ["cmd", "/c", "start", "", *command.argv]
     for term in _LINUX_TERMINALS:
@@ -95,9 +95,7 @@ def terminal_argv(command: ResumeCommand, platform: str = sys.platform) -> list[
             if term == "gnome-terminal":
                 return [term, "--", *command.argv]
             return [term, "-e", command.text] if term in ("x-terminal-emulator", "xterm") else [term, "-e", *command.argv]
-    raise ResumeLaunchError(
-        "no terminal emulator found (tried " + ", ".join(_LINUX_TERMINALS) + "); copy the command instead"
-    )
+    raise ResumeLaunchError("no terminal emulator found (tried " + ", ".join(_LINUX_TERMINALS) + "); copy the command instead")
 
 
 def launch(command: ResumeCommand) -> subprocess.Popen[bytes]:
@@ -153,8 +151,13 @@ class ResumeOutcome:
     launched: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.session_id, "command": self.command.argv, "cwd": self.command.cwd, "backup": self.backup,
-                "launched": self.launched}
+        return {
+            "id": self.session_id,
+            "command": self.command.argv,
+            "cwd": self.command.cwd,
+            "backup": self.backup,
+            "launched": self.launched,
+        }
 
 
 def _command_of(template: str, session_id: str, cwd: str | None, root: str) -> tuple[ResumeCommand | None, str | None]:
@@ -170,9 +173,15 @@ def store_root(store: CoordinatedPersistence) -> str:
     return str(root)
 
 
-async def plan_resume(store: CoordinatedPersistence, session_id: str, template: str = DEFAULT_TEMPLATE, *,
-                      root: str | None = None, quiet_seconds: float = DEFAULT_QUIET_SECONDS,
-                      in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS) -> ResumePlan:
+async def plan_resume(
+    store: CoordinatedPersistence,
+    session_id: str,
+    template: str = DEFAULT_TEMPLATE,
+    *,
+    root: str | None = None,
+    quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+    in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
+) -> ResumePlan:
     """Preview, liveness verdict and command of a resume.  Reads only.
 
     Refuses (``RepairRefused``) a session a harness cannot resume: corrupt, unsupported, missing or busy.
@@ -183,15 +192,23 @@ async def plan_resume(store: CoordinatedPersistence, session_id: str, template: 
     tail = await read_session_tail(store, session_id)  # one read serves the command's cwd and the guard
     liveness = None
     if preview.artifact is not None:
-        liveness = await assess_session(store, preview, quiet_seconds=quiet_seconds,
-                                        in_flight_seconds=in_flight_seconds, tail=tail)
+        liveness = await assess_session(
+            store, preview, quiet_seconds=quiet_seconds, in_flight_seconds=in_flight_seconds, tail=tail
+        )
     where = root if root is not None else store_root(store)
     command, error = _command_of(template, session_id, tail.cwd, where)
     return ResumePlan(session_id, where, tail.cwd, preview, liveness, template, command, error)
 
 
-async def execute_resume(store: CoordinatedPersistence, plan: ResumePlan, *, repair_confirmed: bool, force: bool,
-                         open_terminal: bool, quiet_seconds: float = DEFAULT_QUIET_SECONDS) -> ResumeOutcome:
+async def execute_resume(
+    store: CoordinatedPersistence,
+    plan: ResumePlan,
+    *,
+    repair_confirmed: bool,
+    force: bool,
+    open_terminal: bool,
+    quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+) -> ResumeOutcome:
     """Resume as planned: see the module docstring for the order of the checks.
 
     ``force`` overrides the liveness guard (here and in the repair); ``repair_confirmed`` allows the
@@ -214,8 +231,7 @@ async def execute_resume(store: CoordinatedPersistence, plan: ResumePlan, *, rep
         )
     backup = None
     if plan.needs_repair:
-        result = await execute_repair(store, RepairPlan(plan.preview, plan.liveness), force=force,
-                                      quiet_seconds=quiet_seconds)
+        result = await execute_repair(store, RepairPlan(plan.preview, plan.liveness), force=force, quiet_seconds=quiet_seconds)
         backup = result.backup
     # prepare() commits nothing further here (the repair already ran) and proves the log is resumable.
     with await store.prepare(session_id):

@@ -35,12 +35,13 @@ class VerifyRow:
     path: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.session_id, "verdict": self.verdict, "status": self.status, "reason": self.reason,
-                "path": self.path}
+        return {"id": self.session_id, "verdict": self.verdict, "status": self.status, "reason": self.reason, "path": self.path}
 
 
 _VERDICT = {"ok": "ok", "open-turn": "repairable", "torn-tail": "repairable", "unsupported": "unsupported"}
 _UNLISTABLE = "the first line is not a readable session header, so the session cannot be listed"
+
+
 @dataclass(frozen=True, slots=True)
 class _Walk:
     """What the engine's walker found under a JSONL root: transcripts (list order) and bad entries."""
@@ -61,8 +62,12 @@ async def _walk(store: CoordinatedPersistence) -> _Walk | None:
     for entry in await store.list_entries():
         if entry.kind in (ListedEntry.UNREADABLE, ListedEntry.SYMLINK):
             problems.append(entry)  # a flat file fails the root: list() reports it
-        elif entry.kind in (ListedEntry.SESSION, ListedEntry.BAD_HEADER) and entry.compression == compression \
-                and entry.path is not None and entry.level is None:
+        elif (
+            entry.kind in (ListedEntry.SESSION, ListedEntry.BAD_HEADER)
+            and entry.compression == compression
+            and entry.path is not None
+            and entry.level is None
+        ):
             artifacts.append(entry.path)
     return _Walk(artifacts, problems, compression)
 
@@ -77,9 +82,11 @@ def _problem_row(p: ListedEntry) -> VerifyRow:
     sid = name if p.level == ListedEntry.PROJECT else (decode_segment(name) or name)
     reason = p.problem or p.kind
     if p.kind == ListedEntry.UNREADABLE:
-        what = {ListedEntry.PROJECT: "project folder; its sessions were not checked",
-                ListedEntry.SESSION_FOLDER: "session folder", ListedEntry.TRANSCRIPT: "transcript"}.get(p.level or "",
-                                                                                                    "transcript")
+        what = {
+            ListedEntry.PROJECT: "project folder; its sessions were not checked",
+            ListedEntry.SESSION_FOLDER: "session folder",
+            ListedEntry.TRANSCRIPT: "transcript",
+        }.get(p.level or "", "transcript")
         return VerifyRow(sid, "unreadable", "unreadable", f"{reason} ({what})", p.path)
     return VerifyRow(sid, "unsupported", p.kind, reason, p.path)
 
@@ -160,8 +167,9 @@ async def _verify(store: CoordinatedPersistence) -> tuple[list[VerifyRow], str |
     return rows, None
 
 
-async def _verify_by_walk(store: CoordinatedPersistence, walk: _Walk,
-                          list_error: BaseException) -> tuple[list[VerifyRow], str | None]:
+async def _verify_by_walk(
+    store: CoordinatedPersistence, walk: _Walk, list_error: BaseException
+) -> tuple[list[VerifyRow], str | None]:
     rows: list[VerifyRow] = []
     for path in walk.artifacts:
         sid = _dir_id(path)
@@ -179,8 +187,7 @@ async def _verify_by_walk(store: CoordinatedPersistence, walk: _Walk,
     return rows, None
 
 
-async def _verify_rows_leniently(store: CoordinatedPersistence,
-                                 list_error: BaseException) -> tuple[list[VerifyRow], str | None]:
+async def _verify_rows_leniently(store: CoordinatedPersistence, list_error: BaseException) -> tuple[list[VerifyRow], str | None]:
     """A store whose ``list()`` rejects as a whole (SQLite, one bad row): each row on its own."""
     try:
         entries = await store.list_entries()

@@ -32,8 +32,15 @@ def resources_dir() -> Path:
     return Path(sys.prefix) / "share" / "sessionscope" / "resources"
 
 
-def run_app(root: str | None = None, demo: bool = False, session: str | None = None, screenshot: str | None = None,
-            *, tab: str | None = None, timeout: float = 60.0) -> int:
+def run_app(
+    root: str | None = None,
+    demo: bool = False,
+    session: str | None = None,
+    screenshot: str | None = None,
+    *,
+    tab: str | None = None,
+    timeout: float = 60.0,
+) -> int:
     """Open the window; with ``screenshot`` save a PNG of it once loaded and return (0 on success)."""
     import qasync
     from PySide6.QtGui import QIcon

@@ -37,8 +37,18 @@ STATUS_COLORS: dict[str, tuple[str, str | None]] = {
     "symlink": ("#6a1b9a", "#f1e6f8"),
 }
 
-STATUS_ORDER = {"corrupt": 0, "unreadable": 0, "symlink": 1, "unsupported": 1, "torn-tail": 2, "open-turn": 3, "busy": 4,
-                "missing": 4, "ok": 5, "pending": 6}
+STATUS_ORDER = {
+    "corrupt": 0,
+    "unreadable": 0,
+    "symlink": 1,
+    "unsupported": 1,
+    "torn-tail": 2,
+    "open-turn": 3,
+    "busy": 4,
+    "missing": 4,
+    "ok": 5,
+    "pending": 6,
+}
 
 FLAG_COLORS = {
     "error": ("#b00020", "#fde4e7"),

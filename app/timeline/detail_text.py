@@ -27,8 +27,9 @@ def node_detail(node: TimelineNode, records: Sequence[dict[str, Any]], limit: in
     if node.flags:
         out.append("flags: " + ", ".join(sorted(node.flags)))
     if rec is not None:
-        out.append(f"── event seq {node.seq} ({rec.get('type')}) ──\n" + json.dumps(rec, ensure_ascii=False, indent=2,
-                                                                                  default=str))
+        out.append(
+            f"── event seq {node.seq} ({rec.get('type')}) ──\n" + json.dumps(rec, ensure_ascii=False, indent=2, default=str)
+        )
     text = "\n\n".join(o for o in out if o)
     if len(text) > limit:
         text = text[:limit] + f"\n… ({len(text) - limit} more characters; see the Raw tab)"
@@ -97,8 +98,10 @@ def _container(node: TimelineNode, rec: dict[str, Any] | None, records: Sequence
     out = [f"{node.label}: {node.summary}\n{node.info}"]
     if node.usage is not None:
         u = node.usage
-        out.append(f"tokens: input {u.input} · output {u.output} · cache read {u.cache_read} · "
-                   f"cache write {u.cache_write} · reasoning {u.reasoning} · prompt-side {u.prompt}")
+        out.append(
+            f"tokens: input {u.input} · output {u.output} · cache read {u.cache_read} · "
+            f"cache write {u.cache_write} · reasoning {u.reasoning} · prompt-side {u.prompt}"
+        )
     return out
 
 

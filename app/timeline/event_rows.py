@@ -31,8 +31,12 @@ class EventRow:
 def _request_header(data: Any) -> EventRow:
     cfg = get_path(data, "header", "config")
     model = get_path(cfg, "model")
-    return EventRow("request", "Request", f"{get_path(cfg, 'provider') or ''} {model or ''}".strip() or "header",
-                    f"header · {get_path(data, 'reason')}")
+    return EventRow(
+        "request",
+        "Request",
+        f"{get_path(cfg, 'provider') or ''} {model or ''}".strip() or "header",
+        f"header · {get_path(data, 'reason')}",
+    )
 
 
 def _request_context(data: Any) -> EventRow:
@@ -50,16 +54,18 @@ def _end_seed(data: Any) -> EventRow:
 
 
 def _retry(data: Any) -> EventRow:
-    return EventRow("retry", "LLM retry", one_line(get_path(data, "failure", "message") or compact_json(data)),
-                    flags=(ERROR,))
+    return EventRow("retry", "LLM retry", one_line(get_path(data, "failure", "message") or compact_json(data)), flags=(ERROR,))
 
 
 def _todos(data: Any) -> EventRow:
     todos = get_path(data, "todos")
     n = len(todos) if isinstance(todos, list) else 0
     done = sum(1 for x in todos if isinstance(x, dict) and x.get("status") == "completed") if n else 0
-    return EventRow("event", "Todos", f"{done}/{n} done · " + "; ".join(
-        one_line(get_path(x, "content"), 60) for x in (todos or [])[:3] if isinstance(x, dict)))
+    return EventRow(
+        "event",
+        "Todos",
+        f"{done}/{n} done · " + "; ".join(one_line(get_path(x, "content"), 60) for x in (todos or [])[:3] if isinstance(x, dict)),
+    )
 
 
 def _inbox(data: Any) -> EventRow:

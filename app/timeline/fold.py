@@ -77,12 +77,31 @@ class _Fold:
     def _base_flags(self, i: int) -> frozenset[str]:
         return frozenset({SYNTHETIC}) if i >= self.stored_count else frozenset()
 
-    def _node(self, kind: str, i: int, label: str, summary: str = "", *, key: tuple[Any, ...] | None = None,
-              seqs: list[int] | None = None, info: str = "") -> TimelineNode:
+    def _node(
+        self,
+        kind: str,
+        i: int,
+        label: str,
+        summary: str = "",
+        *,
+        key: tuple[Any, ...] | None = None,
+        seqs: list[int] | None = None,
+        info: str = "",
+    ) -> TimelineNode:
         rec = self.records[i]
         seq = seq_of(rec, i)
-        return TimelineNode(kind, key or ("seq", seq), label, summary, info, seq, i,
-                            seqs if seqs is not None else [seq], rec.get("time"), self._base_flags(i))
+        return TimelineNode(
+            kind,
+            key or ("seq", seq),
+            label,
+            summary,
+            info,
+            seq,
+            i,
+            seqs if seqs is not None else [seq],
+            rec.get("time"),
+            self._base_flags(i),
+        )
 
     def _container(self) -> TimelineNode | None:
         if self.step is not None:
@@ -248,12 +267,26 @@ class _Fold:
                     text_parts.append(ch["argumentsDelta"])
         seqs = [seq_of(self.records[j], j) for j in idxs]
         if retry_index is not None:
-            node = self._node("attempt", idxs[0], "Failed attempt", one_line("".join(text_parts)) or "(no output)",
-                              key=("attempt", seqs[0]), seqs=seqs, info=f"{len(idxs)} chunks")
+            node = self._node(
+                "attempt",
+                idxs[0],
+                "Failed attempt",
+                one_line("".join(text_parts)) or "(no output)",
+                key=("attempt", seqs[0]),
+                seqs=seqs,
+                info=f"{len(idxs)} chunks",
+            )
             node.flag(ERROR)
         else:
-            node = self._node("stream", idxs[0], "Streamed (no message)", one_line("".join(text_parts)) or "(no output)",
-                              key=("stream", seqs[0]), seqs=seqs, info=f"{len(idxs)} chunks")
+            node = self._node(
+                "stream",
+                idxs[0],
+                "Streamed (no message)",
+                one_line("".join(text_parts)) or "(no output)",
+                key=("stream", seqs[0]),
+                seqs=seqs,
+                info=f"{len(idxs)} chunks",
+            )
             node.flag(CANCELLED)
         st.node.add(node)
 
@@ -344,8 +377,9 @@ class _Fold:
         if usage is not None or other_chunk_seqs:
             self._place(self._usage_node(i, seq, usage, other_chunk_seqs))
 
-    def _content_nodes(self, i: int, seq: int, content: Any, by_block: dict[Any, list[int]],
-                       interrupted: bool) -> list[TimelineNode]:
+    def _content_nodes(
+        self, i: int, seq: int, content: Any, by_block: dict[Any, list[int]], interrupted: bool
+    ) -> list[TimelineNode]:
         """One node per content block of an assistant message (its streamed chunks folded in)."""
         st = self.step
         made: list[TimelineNode] = []
@@ -375,8 +409,15 @@ class _Fold:
         if bt == "text":
             return self._node("text", i, "Assistant", one_line(block.get("text")), key=key, seqs=seqs)
         if bt == "tool-call":
-            node = self._node("tool", i, f"Tool · {block.get('name')}", tool_arguments_summary(block.get("arguments")),
-                              key=("tool", seq, block.get("id")), seqs=seqs, info="never started")
+            node = self._node(
+                "tool",
+                i,
+                f"Tool · {block.get('name')}",
+                tool_arguments_summary(block.get("arguments")),
+                key=("tool", seq, block.get("id")),
+                seqs=seqs,
+                info="never started",
+            )
             self._register_tool(block.get("id"), node)
             return node
         return self._node("block", i, f"[{bt}]", compact_json(block), key=key, seqs=seqs)
@@ -395,9 +436,15 @@ class _Fold:
             ch = get_path(self.records[self._index_of_seq(s, i)], "data", "chunk")
             if isinstance(ch, dict) and ch.get("type") == "finish":
                 finish = get_path(ch, "reason", "kind")
-        node = self._node("usage", i, "Usage", u.short() if u else "(no usage reported)",
-                          key=("usage", seq), seqs=other_chunk_seqs or [seq],
-                          info=f"finish: {finish}" if finish else "")
+        node = self._node(
+            "usage",
+            i,
+            "Usage",
+            u.short() if u else "(no usage reported)",
+            key=("usage", seq),
+            seqs=other_chunk_seqs or [seq],
+            info=f"finish: {finish}" if finish else "",
+        )
         if other_chunk_seqs:
             node.seq = other_chunk_seqs[0]
             node.index = self._index_of_seq(other_chunk_seqs[0], i)
@@ -411,8 +458,13 @@ class _Fold:
         tool = self._find_tool(call_id)
         seq = seq_of(rec, i)
         if tool is None:
-            tool = self._node("tool", i, f"Tool · {get_path(rec, 'data', 'name')}",
-                              tool_arguments_summary(get_path(rec, "data", "arguments")), key=("tool", seq, call_id))
+            tool = self._node(
+                "tool",
+                i,
+                f"Tool · {get_path(rec, 'data', 'name')}",
+                tool_arguments_summary(get_path(rec, "data", "arguments")),
+                key=("tool", seq, call_id),
+            )
             self._place(tool)
             self._register_tool(call_id, tool)
         else:
@@ -534,9 +586,17 @@ def _between_turns(loose: list[TimelineNode]) -> TimelineNode:
         if n.label not in kinds:
             kinds.append(n.label)
     title = next((n.summary for n in loose if n.kind == "title"), "")
-    group = TimelineNode("group", ("group", first.seq), "Between turns",
-                         (f"“{title}” · " if title else "") + ", ".join(kinds[:6]) + (" …" if len(kinds) > 6 else ""),
-                         f"{len(loose)} events", first.seq, first.index, [], first.time)
+    group = TimelineNode(
+        "group",
+        ("group", first.seq),
+        "Between turns",
+        (f"“{title}” · " if title else "") + ", ".join(kinds[:6]) + (" …" if len(kinds) > 6 else ""),
+        f"{len(loose)} events",
+        first.seq,
+        first.index,
+        [],
+        first.time,
+    )
     for n in loose:
         group.add(n)
     return group
@@ -591,8 +651,14 @@ def _tool_status(tool: TimelineNode, result: TimelineNode, code: Any) -> str:
     return status
 
 
-def derive(records: Sequence[dict[str, Any]], start: int = 0, end: int | None = None, *,
-           stored_count: int | None = None, checkpoint: Callable[[int], None] | None = None) -> list[TimelineNode]:
+def derive(
+    records: Sequence[dict[str, Any]],
+    start: int = 0,
+    end: int | None = None,
+    *,
+    stored_count: int | None = None,
+    checkpoint: Callable[[int], None] | None = None,
+) -> list[TimelineNode]:
     """Top-level timeline nodes for ``records[start:end]``; ``start``/``end`` must be block boundaries.
 
     Records at index ``>= stored_count`` are in-memory crash closers (``inspect`` adds them) and are

@@ -47,12 +47,18 @@ class Usage:
             v = u.get(key)
             return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
 
-        return cls(num("inputTokens"), num("outputTokens"), num("cacheReadTokens"), num("cacheWriteTokens"),
-                   num("reasoningTokens"))
+        return cls(
+            num("inputTokens"), num("outputTokens"), num("cacheReadTokens"), num("cacheWriteTokens"), num("reasoningTokens")
+        )
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input + other.input, self.output + other.output, self.cache_read + other.cache_read,
-                     self.cache_write + other.cache_write, self.reasoning + other.reasoning)
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+            self.reasoning + other.reasoning,
+        )
 
     @property
     def prompt(self) -> int:
@@ -102,7 +108,13 @@ class TimelineNode:
 
     def same_content(self, other: TimelineNode) -> bool:
         return (self.label, self.summary, self.info, self.flags, self.seq, len(self.seqs)) == (
-            other.label, other.summary, other.info, other.flags, other.seq, len(other.seqs))
+            other.label,
+            other.summary,
+            other.info,
+            other.flags,
+            other.seq,
+            len(other.seqs),
+        )
 
     def walk(self) -> Iterable[TimelineNode]:
         yield self

@@ -80,8 +80,14 @@ def span_containing(spans: Sequence[Span], index: int) -> int:
     return max(0, pos)
 
 
-def older_start(spans: Sequence[Span], first: int, until_span: int | None = None, *,
-                event_budget: int = OLDER_EVENT_BUDGET, block_budget: int = OLDER_BLOCK_BUDGET) -> int:
+def older_start(
+    spans: Sequence[Span],
+    first: int,
+    until_span: int | None = None,
+    *,
+    event_budget: int = OLDER_EVENT_BUDGET,
+    block_budget: int = OLDER_BLOCK_BUDGET,
+) -> int:
     """The first span of the next "load older" step above ``spans[first:]`` (``first`` > 0).
 
     Down to ``until_span`` when given; otherwise at least one block, then more while they stay within
@@ -114,8 +120,9 @@ def derive_tail(records: Sequence[dict[str, Any]], stored: int) -> tuple[list[Sp
     return spans, first, nodes
 
 
-def derive_older(records: Sequence[dict[str, Any]], spans: Sequence[Span], first: int, *,
-                 checkpoint: Callable[[int], None] | None = None) -> list[TimelineNode]:
+def derive_older(
+    records: Sequence[dict[str, Any]], spans: Sequence[Span], first: int, *, checkpoint: Callable[[int], None] | None = None
+) -> list[TimelineNode]:
     """The blocks above a tail-first view (``spans[:first]``): the background full index."""
     return derive(records, 0, spans[first][0], checkpoint=checkpoint)
 

@@ -125,9 +125,15 @@ def link_problem(level: str, path: str, project: str) -> Problem:
     """The problem row of a symlink at ``path`` (``level`` says what it stands for)."""
     target = os.path.realpath(path)
     what = {PROJECT: "project folder", SESSION: "session folder", TRANSCRIPT: "transcript"}[level]
-    return Problem(SYMLINK, level, path, project,
-                   f"symlink: the {what} is a symbolic link to {target}; SessionScope neither lists, reads nor writes "
-                   "through links below the root (move the session into the root to use it)", target)
+    return Problem(
+        SYMLINK,
+        level,
+        path,
+        project,
+        f"symlink: the {what} is a symbolic link to {target}; SessionScope neither lists, reads nor writes "
+        "through links below the root (move the session into the root to use it)",
+        target,
+    )
 
 
 def link_error(path: str) -> SessionLayoutError:
@@ -212,9 +218,14 @@ def walk_project(project: str) -> Iterator[Entry]:
     for e in entries:
         if e.is_file(follow_symlinks=False):
             if e.name.endswith(RAW_SUFFIX) or e.name.endswith(ZSTD_SUFFIX):
-                yield Problem(FLAT_FILE, TRANSCRIPT, e.path, project,
-                              "flat-file layout: the engine only reads <project>/<session>/session.jsonl[.zstd]; "
-                              "it refuses the whole root while this file is here")
+                yield Problem(
+                    FLAT_FILE,
+                    TRANSCRIPT,
+                    e.path,
+                    project,
+                    "flat-file layout: the engine only reads <project>/<session>/session.jsonl[.zstd]; "
+                    "it refuses the whole root while this file is here",
+                )
         else:
             later.append(e)
     for e in later:

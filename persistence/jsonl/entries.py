@@ -118,8 +118,9 @@ def id_of_name(name: str, *, flat: bool = False) -> str:
     return decode_segment(name) or name
 
 
-def transcript_entry(path: str, compression: str, project: str, folder_name: str,
-                     header_cache: HeaderCache | None = None, *, flat: bool = False) -> ListedEntry | None:
+def transcript_entry(
+    path: str, compression: str, project: str, folder_name: str, header_cache: HeaderCache | None = None, *, flat: bool = False
+) -> ListedEntry | None:
     """Stat one transcript and read its header (through ``header_cache``); None when it vanished.
 
     ``folder_name`` is the session folder's name (``flat``: the flat file's own name).
@@ -130,9 +131,18 @@ def transcript_entry(path: str, compression: str, project: str, folder_name: str
         return None
     except OSError as err:
         reason = discovery.unreadable(err, discovery.TRANSCRIPT, path, project).reason
-        return ListedEntry(UNREADABLE, id_of_name(folder_name, flat=flat), problem=reason, status=STATUS_UNREADABLE, path=path,
-                           compression=compression, project=project, folder_name=folder_name,
-                           level=discovery.TRANSCRIPT, detail=reason)
+        return ListedEntry(
+            UNREADABLE,
+            id_of_name(folder_name, flat=flat),
+            problem=reason,
+            status=STATUS_UNREADABLE,
+            path=path,
+            compression=compression,
+            project=project,
+            folder_name=folder_name,
+            level=discovery.TRANSCRIPT,
+            detail=reason,
+        )
     key = (path, st.st_dev, st.st_ino)
     outcome = header_cache.get(key) if header_cache is not None else None
     if outcome is None or (outcome[0] is None and st.st_size > 0):
@@ -142,9 +152,23 @@ def transcript_entry(path: str, compression: str, project: str, folder_name: str
     meta, problem, status, detail = outcome
     sid = meta["id"] if meta is not None and isinstance(meta.get("id"), str) else id_of_name(folder_name, flat=flat)
     kind = SESSION if meta is not None else (UNREADABLE if status == STATUS_UNREADABLE else BAD_HEADER)
-    return ListedEntry(kind, sid, meta, revision_of(st), problem, status, path, compression, st.st_size,
-                       st.st_mtime_ns, project, folder_name,
-                       discovery.TRANSCRIPT if kind == UNREADABLE else None, None, detail)
+    return ListedEntry(
+        kind,
+        sid,
+        meta,
+        revision_of(st),
+        problem,
+        status,
+        path,
+        compression,
+        st.st_size,
+        st.st_mtime_ns,
+        project,
+        folder_name,
+        discovery.TRANSCRIPT if kind == UNREADABLE else None,
+        None,
+        detail,
+    )
 
 
 def problem_entry(p: discovery.Problem) -> ListedEntry:
@@ -159,8 +183,19 @@ def problem_entry(p: discovery.Problem) -> ListedEntry:
     compression = None
     if p.level == discovery.TRANSCRIPT:
         compression = "zstd" if p.path.endswith(".zstd") else "none"
-    return ListedEntry(p.kind, sid, problem=p.reason, status=status, path=p.path, compression=compression,
-                       project=p.project, folder_name=name, level=p.level, target=p.target, detail=p.reason)
+    return ListedEntry(
+        p.kind,
+        sid,
+        problem=p.reason,
+        status=status,
+        path=p.path,
+        compression=compression,
+        project=p.project,
+        folder_name=name,
+        level=p.level,
+        target=p.target,
+        detail=p.reason,
+    )
 
 
 def _flat_entry(p: discovery.Problem, header_cache: HeaderCache | None) -> ListedEntry | None:
@@ -170,8 +205,23 @@ def _flat_entry(p: discovery.Problem, header_cache: HeaderCache | None) -> Liste
     found = transcript_entry(p.path, compression, p.project, name, header_cache, flat=True)
     if found is None:
         return None
-    return ListedEntry(FLAT_FILE, found.session_id, found.meta, found.revision, p.reason, STATUS_UNSUPPORTED, p.path,
-                       compression, found.size, found.mtime_ns, p.project, name, p.level, None, p.reason)
+    return ListedEntry(
+        FLAT_FILE,
+        found.session_id,
+        found.meta,
+        found.revision,
+        p.reason,
+        STATUS_UNSUPPORTED,
+        p.path,
+        compression,
+        found.size,
+        found.mtime_ns,
+        p.project,
+        name,
+        p.level,
+        None,
+        p.reason,
+    )
 
 
 def _folder_entries(folder: discovery.SessionFolder, header_cache: HeaderCache | None) -> Iterator[ListedEntry]:
@@ -184,8 +234,9 @@ def _folder_entries(folder: discovery.SessionFolder, header_cache: HeaderCache |
             yield found
 
 
-def _entries_of(walk: Iterator[discovery.Entry], header_cache: HeaderCache | None,
-                cancelled: Callable[[], bool] | None) -> Iterator[ListedEntry]:
+def _entries_of(
+    walk: Iterator[discovery.Entry], header_cache: HeaderCache | None, cancelled: Callable[[], bool] | None
+) -> Iterator[ListedEntry]:
     for entry in walk:
         if cancelled is not None and cancelled():
             raise ListingCancelled()
@@ -199,8 +250,9 @@ def _entries_of(walk: Iterator[discovery.Entry], header_cache: HeaderCache | Non
             yield problem_entry(entry)
 
 
-def list_jsonl_root(root: str, *, header_cache: HeaderCache | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> Iterator[ListedEntry]:
+def list_jsonl_root(
+    root: str, *, header_cache: HeaderCache | None = None, cancelled: Callable[[], bool] | None = None
+) -> Iterator[ListedEntry]:
     """Every transcript and bad entry under ``root``, in the engine's list order (``discovery.walk_root``).
 
     A missing root yields nothing; a root that cannot be listed raises ``OSError`` (a bad root).
@@ -213,8 +265,9 @@ def jsonl_project_dirs(root: str) -> list[str]:
     return discovery.project_dirs(root)
 
 
-def list_jsonl_project(project_dir: str, *, header_cache: HeaderCache | None = None,
-                    cancelled: Callable[[], bool] | None = None) -> Iterator[ListedEntry]:
+def list_jsonl_project(
+    project_dir: str, *, header_cache: HeaderCache | None = None, cancelled: Callable[[], bool] | None = None
+) -> Iterator[ListedEntry]:
     """The rows of one project folder: its flat files first, then its session folders and links."""
     return _entries_of(discovery.walk_project(project_dir), header_cache, cancelled)
 

@@ -152,9 +152,7 @@ class LineScanner:
             else:
                 decoded = [value]
         except (JsonTextError, ValueError):
-            self.issue = SessionStorageCorruptError(
-                f"corrupt session log: unparsable committed event at line {self.line_no}"
-            )
+            self.issue = SessionStorageCorruptError(f"corrupt session log: unparsable committed event at line {self.line_no}")
             return
         row_start = len(events)
         first = self.first_seq
@@ -177,8 +175,7 @@ class LineScanner:
                 del events[row_start:]
                 got = "undefined" if seq is _MISSING else js_string(seq)
                 self.issue = SessionStorageCorruptError(
-                    f"corrupt session log: seq gap in committed region at line {self.line_no} "
-                    f"(expected {expected}, got {got})"
+                    f"corrupt session log: seq gap in committed region at line {self.line_no} (expected {expected}, got {got})"
                 )
                 if any(type(x) is dict and x.get("type") == "turn/end" for x in decoded):
                     raise self.issue

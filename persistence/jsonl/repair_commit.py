@@ -44,7 +44,7 @@ class RepairSpaceError(SessionPersistenceError):
 def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _fsync_dir(path: str) -> None:
@@ -86,7 +86,7 @@ def remove_stray_temps(folder: str, log_name: str) -> None:
     for name in names:
         if not (name.startswith(prefix) and name.endswith(".tmp")):
             continue
-        pid_text = name[len(prefix):].split("-", 1)[0]
+        pid_text = name[len(prefix) :].split("-", 1)[0]
         if pid_text.isdigit() and not _pid_alive(int(pid_text)):
             try:
                 os.unlink(os.path.join(folder, name))
@@ -141,8 +141,9 @@ def _write_temp(folder: str, log_name: str, mode: int, fill: Callable[[int], Non
     return tmp
 
 
-def atomic_replace_tail(path: str, keep_bytes: int, suffix: bytes, expected_stamp: tuple[int, int, int, int, int],
-                        *, revision_text: str) -> None:
+def atomic_replace_tail(
+    path: str, keep_bytes: int, suffix: bytes, expected_stamp: tuple[int, int, int, int, int], *, revision_text: str
+) -> None:
     """Replace ``path`` by its first ``keep_bytes`` bytes followed by ``suffix``, atomically.
 
     ``expected_stamp`` is (dev, ino, size, mtime_ns, ctime_ns) of the log the repair was computed
@@ -158,8 +159,7 @@ def atomic_replace_tail(path: str, keep_bytes: int, suffix: bytes, expected_stam
         st = os.fstat(old)
         if _stamp(st) != expected_stamp:
             raise SessionConflictError(
-                f'repair of "{path}" is stale: the log changed since it was read (revision {revision_text}); '
-                "nothing was changed"
+                f'repair of "{path}" is stale: the log changed since it was read (revision {revision_text}); nothing was changed'
             )
         if keep_bytes > st.st_size:
             raise SessionConflictError(f'repair of "{path}" is stale: the log is shorter than the cut point')
@@ -174,8 +174,9 @@ def atomic_replace_tail(path: str, keep_bytes: int, suffix: bytes, expected_stam
             tmp = _write_temp(folder, log_name, st.st_mode & 0o7777, fill)
         except OSError as err:
             if err.errno == errno.ENOSPC:
-                raise RepairSpaceError(f"the disk filled up while writing the repaired log of \"{path}\" ({err.strerror}); "
-                                       "the log was not changed") from err
+                raise RepairSpaceError(
+                    f'the disk filled up while writing the repaired log of "{path}" ({err.strerror}); the log was not changed'
+                ) from err
             raise
         try:
             # The swap: the last check is as close to the rename as Python allows (microseconds).
@@ -225,8 +226,9 @@ def _verify_after_swap(path: str, old: int, old_size: int, new_size: int, folder
     )
 
 
-def atomic_replace_whole(path: str, source_path: str, expected_stamp: tuple[int, int, int, int, int],
-                         *, revision_text: str) -> None:
+def atomic_replace_whole(
+    path: str, source_path: str, expected_stamp: tuple[int, int, int, int, int], *, revision_text: str
+) -> None:
     """Replace ``path`` by a copy of ``source_path`` (a backup being restored), with the same swap rules."""
     folder, log_name = os.path.split(path)
     remove_stray_temps(folder, log_name)
@@ -235,8 +237,7 @@ def atomic_replace_whole(path: str, source_path: str, expected_stamp: tuple[int,
         st = os.fstat(old)
         if _stamp(st) != expected_stamp:
             raise SessionConflictError(
-                f'restore of "{path}" is stale: the log changed since it was read (revision {revision_text}); '
-                "nothing was changed"
+                f'restore of "{path}" is stale: the log changed since it was read (revision {revision_text}); nothing was changed'
             )
         src = os.open(source_path, os.O_RDONLY)
         try:

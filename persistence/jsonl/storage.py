@@ -359,8 +359,9 @@ class JsonlStorage(StorageBackend):
         self.assert_identity(path, meta, session_id)
         return _stored(path, meta, events, revision, torn, base_seq=base)
 
-    def _parse_tail(self, data: bytes, path: str, min_events: int
-                    ) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None, int] | None:
+    def _parse_tail(
+        self, data: bytes, path: str, min_events: int
+    ) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None, int] | None:
         """(meta, events, torn, first seq) of a tail holding ``min_events`` committed events and a
         ``turn/start``; None when only the whole log would do."""
         if self.compression != "zstd":
@@ -509,9 +510,7 @@ class JsonlStorage(StorageBackend):
                 continue
             self.assert_identity(path, meta, None)
             if meta["id"] in seen:
-                raise SessionLayoutError(
-                    f'duplicate JSONL session id "{meta["id"]}" appears in multiple project directories'
-                )
+                raise SessionLayoutError(f'duplicate JSONL session id "{meta["id"]}" appears in multiple project directories')
             seen.add(meta["id"])
             out.append((meta, path))
         return out
@@ -646,8 +645,15 @@ class JsonlStorage(StorageBackend):
         fsync_dir(parent)
         return True
 
-    def append_batch(self, meta: dict[str, Any], events: list[dict[str, Any]], materialized: bool,
-                     token: CancelToken, *, expected_next_seq: int) -> None:
+    def append_batch(
+        self,
+        meta: dict[str, Any],
+        events: list[dict[str, Any]],
+        materialized: bool,
+        token: CancelToken,
+        *,
+        expected_next_seq: int,
+    ) -> None:
         """Append one batch (one frame, or its lines) under the two-writer check; materialize a new session."""
         token.check()
         self.preflight()
@@ -728,8 +734,9 @@ class JsonlStorage(StorageBackend):
             if not isinstance(err, OSError) or err.errno is None:
                 raise
             outcome = "nothing was left on disk" if not left else "left on disk: " + ", ".join(left)
-            raise type(err)(err.errno, f"{err.strerror}; session \"{sid}\" was not written, {outcome}",
-                            err.filename, None, err.filename2) from err
+            raise type(err)(
+                err.errno, f'{err.strerror}; session "{sid}" was not written, {outcome}', err.filename, None, err.filename2
+            ) from err
         fsync_dir(d)
         try:
             os.unlink(tmp)
@@ -821,9 +828,7 @@ class JsonlStorage(StorageBackend):
                         os.close(fd2)
                 except BaseException as rollback_err:
                     self._expect_size(path, None)  # the file's length is unknown now
-                    raise SessionRollbackError(
-                        f'failed to roll back append to "{path}"', [err, rollback_err]
-                    ) from err
+                    raise SessionRollbackError(f'failed to roll back append to "{path}"', [err, rollback_err]) from err
                 raise
             # What this instance wrote, not a fresh fstat: bytes another (lock-less) writer slipped in
             # after ours must still make the next append fail.
@@ -899,8 +904,15 @@ class JsonlStorage(StorageBackend):
         atomic_replace_whole(path, backup_path, revision_stamp(expected_revision), revision_text=expected_revision)
         self._expect_size(path, None)  # a restored log is another file: the next whole read sets it again
 
-    def commit_repair(self, meta: dict[str, Any], torn: TornMarker | None, closers: list[dict[str, Any]],
-                      token: CancelToken, *, expected_revision: str) -> None:
+    def commit_repair(
+        self,
+        meta: dict[str, Any],
+        torn: TornMarker | None,
+        closers: list[dict[str, Any]],
+        token: CancelToken,
+        *,
+        expected_revision: str,
+    ) -> None:
         """Cut the torn tail and append recovered records plus closers, as one atomic swap (see repair_commit)."""
         token.check()
         path = self.log_path(meta)
@@ -962,8 +974,9 @@ def _tail_of_lines(data: bytes, floor: int, min_events: int) -> tuple[list[dict[
     return None
 
 
-def _stored(path: str, meta: dict[str, Any], events: list[dict[str, Any]], revision: str, torn: TornMarker | None,
-            **extra: Any) -> StoredLog:
+def _stored(
+    path: str, meta: dict[str, Any], events: list[dict[str, Any]], revision: str, torn: TornMarker | None, **extra: Any
+) -> StoredLog:
     return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path}, **extra)
 
 
@@ -981,8 +994,9 @@ def _scan_lines(data: bytes, start: int, first_seq: int) -> tuple[list[dict[str,
     return scanner.events, torn, scanner.committed_bytes
 
 
-def _scan_frames(view: memoryview, ranges: list[tuple[int, int]], torn_start: int | None, first_seq: int,
-                 plain_start: int) -> tuple[list[dict[str, Any]], TornMarker | None, int, int]:
+def _scan_frames(
+    view: memoryview, ranges: list[tuple[int, int]], torn_start: int | None, first_seq: int, plain_start: int
+) -> tuple[list[dict[str, Any]], TornMarker | None, int, int]:
     """Records of complete event frames (plus what a torn last frame yields).
 
     Returns (events, torn marker, committed offset in ``view``, committed event count); records

@@ -197,18 +197,34 @@ def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
         if "name" in data:
             name = data["name"]
             return [
-                {"type": "assistant/chunk", "seq": s, "time": tm, "data": {"turn": turn, "step": step, "chunk": {
-                    "type": kind, "index": index, "id": cid, "name": name, "argumentsDelta": p}}}
+                {
+                    "type": "assistant/chunk",
+                    "seq": s,
+                    "time": tm,
+                    "data": {
+                        "turn": turn,
+                        "step": step,
+                        "chunk": {"type": kind, "index": index, "id": cid, "name": name, "argumentsDelta": p},
+                    },
+                }
                 for s, tm, p in zip(seqs, times, payload, strict=True)
             ]
         return [
-            {"type": "assistant/chunk", "seq": s, "time": tm, "data": {"turn": turn, "step": step, "chunk": {
-                "type": kind, "index": index, "id": cid, "argumentsDelta": p}}}
+            {
+                "type": "assistant/chunk",
+                "seq": s,
+                "time": tm,
+                "data": {"turn": turn, "step": step, "chunk": {"type": kind, "index": index, "id": cid, "argumentsDelta": p}},
+            }
             for s, tm, p in zip(seqs, times, payload, strict=True)
         ]
     return [
-        {"type": "assistant/chunk", "seq": s, "time": tm, "data": {"turn": turn, "step": step, "chunk": {
-            "type": kind, "index": index, "text": p}}}
+        {
+            "type": "assistant/chunk",
+            "seq": s,
+            "time": tm,
+            "data": {"turn": turn, "step": step, "chunk": {"type": kind, "index": index, "text": p}},
+        }
         for s, tm, p in zip(seqs, times, payload, strict=True)
     ]
 

@@ -150,9 +150,7 @@ class EventLog(Sequence[SessionEvent]):
         if isinstance(other, EventLog):
             return self.records() == other.records()
         if isinstance(other, (list, tuple)):
-            return len(other) == self._len and all(
-                wire_of(o) == r for o, r in zip(other, self.records(), strict=True)
-            )
+            return len(other) == self._len and all(wire_of(o) == r for o, r in zip(other, self.records(), strict=True))
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]

@@ -13,10 +13,7 @@ TOOL_OUTCOME_UNKNOWN_TEXT = (
     "operation is read-only or idempotent; if it may have side effects, first verify external "
     "state or ask the user. Do not retry blindly."
 )
-TOOL_NOT_STARTED_TEXT = (
-    "The tool call was interrupted before the Harness recorded it as started. "
-    "Retry it if it is still needed."
-)
+TOOL_NOT_STARTED_TEXT = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
 
 
 def _get(d: Any, key: str) -> Any:
@@ -135,7 +132,5 @@ def interrupted_turn_closers(events: list[dict[str, Any]]) -> list[dict[str, Any
     if open_step is not None:
         out.append({"type": "step/end", "seq": seq, "time": time, "data": {"turn": open_turn, "step": open_step}})
         seq += 1
-    out.append(
-        {"type": "turn/end", "seq": seq, "time": time, "data": {"turn": open_turn, "reason": {"kind": "interrupted"}}}
-    )
+    out.append({"type": "turn/end", "seq": seq, "time": time, "data": {"turn": open_turn, "reason": {"kind": "interrupted"}}})
     return out

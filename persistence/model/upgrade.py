@@ -39,8 +39,9 @@ def legacy_refusal(session_id: str, event: Any) -> str | None:
     return None
 
 
-def check_identity_and_version(session_id: str, meta: dict[str, Any], raw_path: str | None,
-                               location: dict[str, str] | None) -> None:
+def check_identity_and_version(
+    session_id: str, meta: dict[str, Any], raw_path: str | None, location: dict[str, str] | None
+) -> None:
     """Refuse a log whose header names another id, or a format version this harness does not read."""
     if meta.get("id") != session_id:
         raise SessionValidationError(
@@ -135,13 +136,19 @@ def _legacy_id(session_id: str, seq: Any) -> str:
 def _upgrade_steering(ev: dict[str, Any], session_id: str) -> dict[str, Any]:
     data = ev.get("data")
     seq = ev.get("seq")
-    if isinstance(data, dict) and data.keys() == {"turn", "message"} and is_safe_integer(data["turn"]) and isinstance(
-        data["message"], dict
+    if (
+        isinstance(data, dict)
+        and data.keys() == {"turn", "message"}
+        and is_safe_integer(data["turn"])
+        and isinstance(data["message"], dict)
     ):
         return {**ev, "type": "user/message", "data": data["message"]}
     if isinstance(data, dict) and data.keys() == {"turn", "content", "source"}:
-        return {**ev, "type": "user/message", "data": {
-            "content": data["content"], "source": data["source"], "id": _legacy_id(session_id, seq), "role": "user"}}
+        return {
+            **ev,
+            "type": "user/message",
+            "data": {"content": data["content"], "source": data["source"], "id": _legacy_id(session_id, seq), "role": "user"},
+        }
     raise _malformed("steering/message", seq)
 
 
@@ -160,8 +167,12 @@ def _upgrade_pre_identity(ev: dict[str, Any], session_id: str, ids_by_seq: dict[
     if etype == "assistant/message" and "content" in data and "provenance" in data:
         rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
         prov = data["provenance"] if isinstance(data["provenance"], dict) else {}
-        rest["message"] = {"id": _legacy_id(session_id, seq), "role": "assistant", "content": data["content"],
-                           "source": {**prov, "kind": "model"}}
+        rest["message"] = {
+            "id": _legacy_id(session_id, seq),
+            "role": "assistant",
+            "content": data["content"],
+            "source": {**prov, "kind": "model"},
+        }
         return {**ev, "data": rest}
     if etype == "tool/result" and "callId" in data and "content" in data and "isError" in data:
         op = ev.get("surfaceOp")
@@ -172,8 +183,9 @@ def _upgrade_pre_identity(ev: dict[str, Any], session_id: str, ids_by_seq: dict[
         rest["message"] = {
             "id": mid,
             "role": "user",
-            "content": [{"type": "tool-result", "toolCallId": data["callId"], "content": data["content"],
-                         "isError": data["isError"]}],
+            "content": [
+                {"type": "tool-result", "toolCallId": data["callId"], "content": data["content"], "isError": data["isError"]}
+            ],
             "source": {"kind": "tool", "callId": data["callId"]},
         }
         return {**ev, "data": rest}
@@ -184,8 +196,7 @@ _MESSAGE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 _SPECIAL_TYPES = _MESSAGE_TYPES | _LEGACY_CANDIDATES | {"turn/start", "turn/end", "steering/message"}
 
 
-def normalize_events(session_id: str, events: list[Any], raw_path: str | None,
-                     location: dict[str, str] | None) -> list[Any]:
+def normalize_events(session_id: str, events: list[Any], raw_path: str | None, location: dict[str, str] | None) -> list[Any]:
     """Steps 4-6 of the read pipeline; returns the (possibly upgraded) events.
 
     One pass over the log: retired vocabulary anywhere wins over an earlier upgrade or

@@ -94,9 +94,7 @@ def validate_message_shape(event: dict[str, Any], subject: str) -> None:
     if type(content) is not list:
         raise _fail(f"{subject} message has invalid content")
     if etype == "assistant/message":
-        if source.get("kind") != "model" or not _nonempty_str(source.get("provider")) or not _nonempty_str(
-            source.get("model")
-        ):
+        if source.get("kind") != "model" or not _nonempty_str(source.get("provider")) or not _nonempty_str(source.get("model")):
             raise _fail(f"{subject} message must have model source")
     elif etype == "tool/result":
         if source.get("kind") != "tool" or not _nonempty_str(source.get("callId")):
@@ -117,9 +115,7 @@ def validate_request_header(event: dict[str, Any], subject: str) -> None:
     data = event.get("data")
     header = data.get("header") if isinstance(data, dict) else None
     config = header.get("config") if isinstance(header, dict) else None
-    if not isinstance(config, dict) or not _nonempty_str(config.get("provider")) or not _nonempty_str(
-        config.get("model")
-    ):
+    if not isinstance(config, dict) or not _nonempty_str(config.get("provider")) or not _nonempty_str(config.get("model")):
         raise _fail(f"{subject} lacks provider/model")
     if "reasoningEffort" in config and not _nonempty_str(config["reasoningEffort"]):
         raise _fail(f"{subject} has invalid reasoningEffort")

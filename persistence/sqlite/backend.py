@@ -34,8 +34,9 @@ class SqliteSessionPersistence(CoordinatedPersistence):
         read_only: bool = False,
     ) -> None:
         super().__init__(
-            SqliteStorage(path, journal_mode=journal_mode, pack_chunks=pack_chunks,
-                          busy_timeout_ms=busy_timeout_ms, read_only=read_only),
+            SqliteStorage(
+                path, journal_mode=journal_mode, pack_chunks=pack_chunks, busy_timeout_ms=busy_timeout_ms, read_only=read_only
+            ),
             prepared_session_cache_size=prepared_session_cache_size,
         )
 

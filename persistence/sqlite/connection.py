@@ -30,8 +30,9 @@ def _lossy_text(raw: bytes) -> str:
 class Database:
     """The store's one SQLite connection: opened lazily, validated, guarded by one lock."""
 
-    def __init__(self, path: str, *, journal_mode: str, busy_timeout_ms: int, read_only: bool,
-                 on_warning: Callable[[str], None]) -> None:
+    def __init__(
+        self, path: str, *, journal_mode: str, busy_timeout_ms: int, read_only: bool, on_warning: Callable[[str], None]
+    ) -> None:
         self.path = path
         self.memory = path == MEMORY_PATH
         self.journal_mode = journal_mode
@@ -201,9 +202,7 @@ class Database:
     def write(self, operation: str) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE ... COMMIT, re-validating the file first (§4.5, §8)."""
         if self.read_only:
-            raise SessionReadOnlyError(
-                f'session database "{self.path}" is open read-only; {operation} needs a writable store'
-            )
+            raise SessionReadOnlyError(f'session database "{self.path}" is open read-only; {operation} needs a writable store')
         with self._lock:
             conn = self.connection()
             try:

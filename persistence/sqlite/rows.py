@@ -192,19 +192,39 @@ def expand_packed(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) 
         if "name" in obj:
             name = obj["name"]
             return [
-                {"type": "assistant/chunk", "seq": s, "time": t, "data": {"turn": turn, "step": step, "chunk": {
-                    "type": "tool-call-delta", "index": index, "id": cid, "name": name, "argumentsDelta": p}}}
+                {
+                    "type": "assistant/chunk",
+                    "seq": s,
+                    "time": t,
+                    "data": {
+                        "turn": turn,
+                        "step": step,
+                        "chunk": {"type": "tool-call-delta", "index": index, "id": cid, "name": name, "argumentsDelta": p},
+                    },
+                }
                 for s, t, p in zip(seqs, times, payload, strict=True)
             ]
         return [
-            {"type": "assistant/chunk", "seq": s, "time": t, "data": {"turn": turn, "step": step, "chunk": {
-                "type": "tool-call-delta", "index": index, "id": cid, "argumentsDelta": p}}}
+            {
+                "type": "assistant/chunk",
+                "seq": s,
+                "time": t,
+                "data": {
+                    "turn": turn,
+                    "step": step,
+                    "chunk": {"type": "tool-call-delta", "index": index, "id": cid, "argumentsDelta": p},
+                },
+            }
             for s, t, p in zip(seqs, times, payload, strict=True)
         ]
     kind = "reasoning-delta" if tag == REASONING_TAG else "text-delta"
     return [
-        {"type": "assistant/chunk", "seq": s, "time": t, "data": {"turn": turn, "step": step, "chunk": {
-            "type": kind, "index": index, "text": p}}}
+        {
+            "type": "assistant/chunk",
+            "seq": s,
+            "time": t,
+            "data": {"turn": turn, "step": step, "chunk": {"type": kind, "index": index, "text": p}},
+        }
         for s, t, p in zip(seqs, times, payload, strict=True)
     ]
 

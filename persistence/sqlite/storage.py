@@ -113,8 +113,13 @@ class SqliteStorage(StorageBackend):
                     self._warn(message)
             except (OSError, SessionPersistenceError) as err:
                 self._path_failure = err
-        self.db = Database(self.path, journal_mode=journal_mode, busy_timeout_ms=int(busy_timeout_ms),
-                           read_only=self.read_only, on_warning=self._warn)
+        self.db = Database(
+            self.path,
+            journal_mode=journal_mode,
+            busy_timeout_ms=int(busy_timeout_ms),
+            read_only=self.read_only,
+            on_warning=self._warn,
+        )
 
     @property
     def root_path(self) -> str:
@@ -332,8 +337,15 @@ class SqliteStorage(StorageBackend):
         if conn.execute(BUMP_REVISION, (session_id,)).rowcount != 1:
             raise SessionConflictError(f"session {session_id} metadata row is missing")
 
-    def append_batch(self, meta: dict[str, Any], events: list[dict[str, Any]], materialized: bool,
-                     token: CancelToken, *, expected_next_seq: int) -> None:
+    def append_batch(
+        self,
+        meta: dict[str, Any],
+        events: list[dict[str, Any]],
+        materialized: bool,
+        token: CancelToken,
+        *,
+        expected_next_seq: int,
+    ) -> None:
         """One transaction: check the stored tail, upsert the header when new, insert the rows, bump the revision."""
         session_id = meta["id"]
         with self.db.lock:
@@ -349,9 +361,7 @@ class SqliteStorage(StorageBackend):
             expected = self._stored_next_seq(conn, session_id)
             first = events[0].get("seq")
             if first != expected:
-                raise SessionConflictError(
-                    f"session {session_id} append starts at seq {first}, stored next seq is {expected}"
-                )
+                raise SessionConflictError(f"session {session_id} append starts at seq {first}, stored next seq is {expected}")
             if not materialized:
                 conn.execute(UPSERT_SESSION, upsert_params(meta, str(uuid.uuid4())))
             self._insert(conn, session_id, rows)
@@ -431,8 +441,15 @@ class SqliteStorage(StorageBackend):
             conn.executemany(INSERT_EVENT, [(session_id, *row) for row in rows])
             self._bump(conn, session_id)
 
-    def commit_repair(self, meta: dict[str, Any], torn: TornMarker | None, closers: list[dict[str, Any]],
-                      token: CancelToken, *, expected_revision: str) -> None:
+    def commit_repair(
+        self,
+        meta: dict[str, Any],
+        torn: TornMarker | None,
+        closers: list[dict[str, Any]],
+        token: CancelToken,
+        *,
+        expected_revision: str,
+    ) -> None:
         """One transaction: delete the torn rows, insert the closers, bump the revision (pinned, stale-checked)."""
         session_id = meta["id"]
         with self.db.lock:

@@ -140,8 +140,7 @@ def content_digest(root: Path, *, skip_sqlite_shm: bool = True) -> dict[str, str
     return out
 
 
-def assert_untouched(root: Path, before: dict[str, tuple[str, int]], *, backups: bool = False,
-                     new_files: bool = False) -> None:
+def assert_untouched(root: Path, before: dict[str, tuple[str, int]], *, backups: bool = False, new_files: bool = False) -> None:
     """Every file of ``before`` (a ``tree_digest``) keeps its bytes and mtime.
 
     SQLite's shared-memory ``-shm`` (rewritten by every reader) is ignored, and the only files a
@@ -190,8 +189,9 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """``python -m app ARGS`` in the repo (a real process, like a user's shell)."""
     env = dict(os.environ)
     env.pop("DSH_HOME", None)
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=timeout, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env, check=False
+    )
 
 
 def main_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:

@@ -64,8 +64,9 @@ def turn_end_seq(events: list[dict[str, Any]], turn: int) -> int:
     return next(e["seq"] for e in events if e["type"] == "turn/end" and e["data"]["turn"] == turn)
 
 
-def assert_child(meta: dict[str, Any], events: list[dict[str, Any]], parent_id: str, parent_events: list[dict[str, Any]],
-                 boundary: int) -> None:
+def assert_child(
+    meta: dict[str, Any], events: list[dict[str, Any]], parent_id: str, parent_events: list[dict[str, Any]], boundary: int
+) -> None:
     seed_length = boundary + 1
     assert meta["parentSession"] == parent_id
     assert meta["seedLength"] == seed_length
@@ -143,8 +144,16 @@ def test_fork_reproduces_upstreams_seed_batch(backend: str, tmp_path: Path) -> N
     theirs = sk.plaintext(sk.artifact(root, parent["cwd"], up_child["id"], compression).read_bytes(), compression)
     our_lines, their_lines = ours.splitlines(keepends=True), theirs.splitlines(keepends=True)
     header = json.loads(our_lines[0])
-    assert header == {"type": "session", "version": 0, "id": out["id"], "createdAt": header["createdAt"],
-                      "cwd": parent["cwd"], "parentSession": parent["id"], "seedLength": 232, "delegationDepth": 0}
+    assert header == {
+        "type": "session",
+        "version": 0,
+        "id": out["id"],
+        "createdAt": header["createdAt"],
+        "cwd": parent["cwd"],
+        "parentSession": parent["id"],
+        "seedLength": 232,
+        "delegationDepth": 0,
+    }
     end = next(i for i, line in enumerate(their_lines) if b'"session/end-seed"' in line)
     assert our_lines[1:end] == their_lines[1:end]  # byte-identical seed, chunk rows packed the same way
     assert re.fullmatch(rb'\{"type":"session/end-seed","seq":232,"time":\d+,"data":\{\}\}\n', our_lines[end])
@@ -185,8 +194,9 @@ def test_fork_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 @pytest.mark.parametrize("backend", ["jsonl-zstd", "jsonl-none"])
 @needs_shared
-def test_fork_of_an_interrupted_session_leaves_the_parent_unrepaired(backend: str, tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_fork_of_an_interrupted_session_leaves_the_parent_unrepaired(
+    backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, exp = fixture_root(backend, "interrupted", tmp_path)
     sid = exp["sessions"][0]["id"]
     before = tree_digest(root)
@@ -226,7 +236,7 @@ def test_fork_refuses_a_session_without_a_completed_turn(tmp_path: Path) -> None
             await store.append("two", sk.one_turn_log() + sk.open_turn2())
             out = await fork.fork_after_turn(store, "two", None)
             assert (out["afterTurn"], out["seedLength"]) == (1, 6)
-            with pytest.raises(SessionPersistenceError, match=r'has no completed turn 2 \(completed: 1\)'):
+            with pytest.raises(SessionPersistenceError, match=r"has no completed turn 2 \(completed: 1\)"):
                 await fork.fork_after_turn(store, "two", 2)
         finally:
             await store.close()
@@ -246,11 +256,17 @@ def test_resume_print_default_and_template(backend: str, tmp_path: Path, capsys:
     code, text, err = main_text(capsys, "resume", str(target), sid, "--print")
     assert code == 0, err
     assert text == f"dsh --profile tui --resume {sid}\n"
-    code, out, err = main_json(capsys, "resume", str(target), sid, "--print", "--template",
-                               "my-harness --cwd {cwd} --root {root} --resume={id}")
+    code, out, err = main_json(
+        capsys, "resume", str(target), sid, "--print", "--template", "my-harness --cwd {cwd} --root {root} --resume={id}"
+    )
     assert code == 0, err
-    assert out == {"id": sid, "command": ["my-harness", "--cwd", "/home/dev/projects/alpha", "--root", str(target),
-                                          f"--resume={sid}"], "cwd": None, "backup": None, "launched": False}
+    assert out == {
+        "id": sid,
+        "command": ["my-harness", "--cwd", "/home/dev/projects/alpha", "--root", str(target), f"--resume={sid}"],
+        "cwd": None,
+        "backup": None,
+        "launched": False,
+    }
     if backend != "sqlite":
         assert_untouched(root, before)  # resuming a balanced session commits nothing
     _meta, _events, status = run(_load(target, sid))
@@ -334,13 +350,16 @@ def test_resume_refuses_corrupt_and_unsupported(tmp_path: Path, capsys: pytest.C
 
 
 FAKE_HARNESS = "sessionscope-test-no-such-harness-" + uuid.uuid4().hex[:8]
-MISSING = (f"the harness command '{FAKE_HARNESS}' was not found on PATH; install it or change the resume command "
-           "template (the command can also be copied to the clipboard)")
+MISSING = (
+    f"the harness command '{FAKE_HARNESS}' was not found on PATH; install it or change the resume command "
+    "template (the command can also be copied to the clipboard)"
+)
 
 
 @needs_shared
-def test_resume_missing_harness_message(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_missing_harness_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, exp = fixture_root("jsonl-none", "balanced", tmp_path)
     sid = exp["sessions"][0]["id"]
     started: list[Any] = []
@@ -392,8 +411,9 @@ def test_terminal_argv_per_platform(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     real_which = resume.shutil.which
 
     def only(*names: str) -> Any:
-        return lambda name, *a, **k: (f"/usr/bin/{name}" if name in names else None) if name != sys.executable \
-            else real_which(name)
+        return lambda name, *a, **k: (
+            (f"/usr/bin/{name}" if name in names else None) if name != sys.executable else real_which(name)
+        )
 
     monkeypatch.setattr(resume.shutil, "which", only("gnome-terminal", "xterm"))
     assert resume.terminal_argv(_cmd(), platform="linux") == ["gnome-terminal", "--", sys.executable, "--resume", "a b"]

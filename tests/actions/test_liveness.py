@@ -56,8 +56,7 @@ HOLDER = "import sys; f = open(sys.argv[1], 'rb'); print('ready', flush=True); s
 def holder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
     """A child python process that keeps a quiet transcript open until the test ends."""
     path = aged(tmp_path / "session.jsonl")
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         yield proc, path
@@ -68,8 +67,7 @@ def holder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
 # ---------------------------------------------------------------- held open
 
 
-def test_a_child_process_holding_the_transcript_is_named_with_its_pid(
-        holder: tuple[subprocess.Popen[str], Path]) -> None:
+def test_a_child_process_holding_the_transcript_is_named_with_its_pid(holder: tuple[subprocess.Popen[str], Path]) -> None:
     proc, path = holder
     verdict = assess_liveness(ArtifactRef("jsonl", str(path)))
     held = [s for s in verdict.signals if isinstance(s, HeldOpen)]
@@ -82,12 +80,18 @@ def test_a_child_process_holding_the_transcript_is_named_with_its_pid(
     refusal = verdict.refusal("s1")
     assert refusal is not None and refusal.startswith(f'refusing to repair "s1": looks live: process {proc.pid} (')
     assert refusal.endswith(FORCE_RISK + ".") and "--force" in refusal and "corrupt" in refusal
-    assert signal_json(sig) == {"kind": "held-open", "sentence": sig.sentence, "pid": proc.pid,
-                                "process": sig.process, "path": str(path)}
+    assert signal_json(sig) == {
+        "kind": "held-open",
+        "sentence": sig.sentence,
+        "pid": proc.pid,
+        "process": sig.process,
+        "path": str(path),
+    }
 
 
-def test_the_psutil_path_finds_the_holder_too(holder: tuple[subprocess.Popen[str], Path],
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_psutil_path_finds_the_holder_too(
+    holder: tuple[subprocess.Popen[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What macOS and Windows use (``Process.open_files``), exercised here by turning the /proc fast path off."""
     proc, path = holder
     monkeypatch.setattr(liveness, "_proc_fd_scan", lambda _targets: None)
@@ -114,9 +118,13 @@ class _FakeProc:
 
 def test_processes_we_may_not_inspect_are_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = aged(tmp_path / "session.jsonl")
-    procs = [_FakeProc(11, "denied", psutil.AccessDenied(11)), _FakeProc(12, "gone", psutil.NoSuchProcess(12)),
-             _FakeProc(13, "zombie", psutil.ZombieProcess(13)), _FakeProc(14, "io", PermissionError(13, "denied")),
-             _FakeProc(15, "writer", files=(str(path),))]
+    procs = [
+        _FakeProc(11, "denied", psutil.AccessDenied(11)),
+        _FakeProc(12, "gone", psutil.NoSuchProcess(12)),
+        _FakeProc(13, "zombie", psutil.ZombieProcess(13)),
+        _FakeProc(14, "io", PermissionError(13, "denied")),
+        _FakeProc(15, "writer", files=(str(path),)),
+    ]
     monkeypatch.setattr(liveness, "_proc_fd_scan", lambda _targets: None)
     monkeypatch.setattr(psutil, "process_iter", lambda *_a, **_k: iter(procs))
     verdict = assess_liveness(ArtifactRef("jsonl", str(path)))
@@ -142,15 +150,17 @@ def test_our_own_handles_are_no_signal(tmp_path: Path) -> None:
     assert verdict.signals == (), verdict
     # A source that reports our own pid (as a real listing does) is filtered too.
     me = ProcessFacts(os.getpid(), "dsh", ("dsh",), str(tmp_path), (str(path),))
-    verdict = assess_liveness(ArtifactRef("jsonl", str(path)), session_cwd=str(tmp_path),
-                              process_source=lambda _t: [me])
+    verdict = assess_liveness(ArtifactRef("jsonl", str(path)), session_cwd=str(tmp_path), process_source=lambda _t: [me])
     assert verdict.signals == ()
 
 
 def test_a_quiet_closed_file_gives_no_signal(tmp_path: Path) -> None:
     path = aged(tmp_path / "session.jsonl")
-    verdict = assess_liveness(ArtifactRef("jsonl", str(path)), session_cwd=str(tmp_path),
-                              last_event={"type": "turn/end", "seq": 9, "time": int(time.time() * 1000)})
+    verdict = assess_liveness(
+        ArtifactRef("jsonl", str(path)),
+        session_cwd=str(tmp_path),
+        last_event={"type": "turn/end", "seq": 9, "time": int(time.time() * 1000)},
+    )
     assert verdict.signals == () and not verdict.live and verdict.notes == ()
 
 
@@ -168,8 +178,9 @@ def test_a_process_holding_the_database_is_named_and_nothing_is_written(tmp_path
     con.execute("INSERT INTO t VALUES (1)")
     con.commit()
     con.close()
-    proc = subprocess.Popen([sys.executable, "-c", SQLITE_HOLDER, str(db)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SQLITE_HOLDER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         old = time.time() - HOUR
@@ -205,22 +216,26 @@ def test_a_harness_running_in_the_session_cwd_is_named() -> None:
     assert first.sentence == "looks live: harness process 101 (dsh) is running in the session's folder /w/proj"
     # Without the session's cwd the rule cannot run; the names are tunable.
     assert assess_liveness(ref, now=here.stat().st_mtime + HOUR, process_source=lambda _t: procs).signals == ()
-    tuned = assess_liveness(ref, now=here.stat().st_mtime + HOUR, session_cwd="/w/proj", harness_names=("vim",),
-                            process_source=lambda _t: procs)
+    tuned = assess_liveness(
+        ref, now=here.stat().st_mtime + HOUR, session_cwd="/w/proj", harness_names=("vim",), process_source=lambda _t: procs
+    )
     assert [s.pid for s in tuned.signals] == [104]
 
 
-@pytest.mark.parametrize(("name", "cmdline", "expected"), [
-    ("dsh", (), True),
-    ("DSH.EXE", (), True),
-    ("python3", ("/opt/bin/dsh", "x"), True),  # argv[0] basename
-    ("node", ("node", "dsh.js"), True),
-    ("node.exe", ("C:\\Program Files\\nodejs\\node.exe", "C:\\npm\\node_modules\\dsh-cli\\index.js"), True),
-    ("nodejs", ("nodejs", "--inspect", "/x/@scope/dsh/cli.js"), True),
-    ("node", ("node", "dashboard.js"), False),
-    ("node", ("node", "/srv/sshd/x.js"), False),
-    ("python3", ("python3", "dsh.py"), False),  # only Node.js is looked into
-])
+@pytest.mark.parametrize(
+    ("name", "cmdline", "expected"),
+    [
+        ("dsh", (), True),
+        ("DSH.EXE", (), True),
+        ("python3", ("/opt/bin/dsh", "x"), True),  # argv[0] basename
+        ("node", ("node", "dsh.js"), True),
+        ("node.exe", ("C:\\Program Files\\nodejs\\node.exe", "C:\\npm\\node_modules\\dsh-cli\\index.js"), True),
+        ("nodejs", ("nodejs", "--inspect", "/x/@scope/dsh/cli.js"), True),
+        ("node", ("node", "dashboard.js"), False),
+        ("node", ("node", "/srv/sshd/x.js"), False),
+        ("python3", ("python3", "dsh.py"), False),  # only Node.js is looked into
+    ],
+)
 def test_is_harness(name: str, cmdline: tuple[str, ...], expected: bool) -> None:
     assert is_harness(ProcessFacts(1, name, cmdline)) is expected
 
@@ -245,8 +260,11 @@ def test_last_event_in_flight_looks_live(tmp_path: Path) -> None:
     assert isinstance(sig, InFlight) and (sig.event_type, sig.seq) == ("tool/call", 7)
     assert sig.sentence.startswith("looks live: last event is tool/call 11 s ago (")
     assert verdict.reason == sig.sentence
-    assert judge(_event("request/header", 125)).signals[0].sentence.startswith(
-        "looks live: last event is request/header 2 min ago (a model request")
+    assert (
+        judge(_event("request/header", 125))
+        .signals[0]
+        .sentence.startswith("looks live: last event is request/header 2 min ago (a model request")
+    )
     assert judge(_event("step/start", 3)).live and judge(_event("assistant/chunk", 3)).live
     # Too old for the window: abandoned, not slow (the window is tunable).
     assert not judge(_event("tool/call", 31 * 60)).live
@@ -269,8 +287,7 @@ def test_an_engine_event_is_accepted(tmp_path: Path) -> None:
         def to_json(self) -> dict[str, Any]:
             return _event("tool/call", 20)
 
-    verdict = assess_liveness(ArtifactRef("jsonl", str(path)), now=NOW, last_event=EngineEvent(),
-                              process_source=no_processes)
+    verdict = assess_liveness(ArtifactRef("jsonl", str(path)), now=NOW, last_event=EngineEvent(), process_source=no_processes)
     assert [s.kind for s in verdict.signals] == ["in-flight"]
 
 
@@ -285,13 +302,16 @@ def test_recently_written_keeps_the_original_sentence(tmp_path: Path) -> None:
     verdict = assess_liveness(ref, now=1_000_004.0, process_source=no_processes)
     [sig] = verdict.signals
     assert isinstance(sig, RecentlyWritten) and sig.path == str(path)
-    assert sig.sentence == ("the artifact changed 4.0 s ago (less than 10 s): an agent may still be writing it; wait, or "
-                            "override the guard (confirm in the window, --force on the command line)")
+    assert sig.sentence == (
+        "the artifact changed 4.0 s ago (less than 10 s): an agent may still be writing it; wait, or "
+        "override the guard (confirm in the window, --force on the command line)"
+    )
     assert not assess_liveness(ref, now=1_000_010.5, process_source=no_processes).live
     assert assess_liveness(ref, now=999_990.0, process_source=no_processes).live  # clock stepped back
     # Signals add up, strongest first.
-    both = assess_liveness(ref, now=1_000_004.0, last_event={"type": "tool/call", "seq": 3, "time": 1_000_001_000},
-                           process_source=no_processes)
+    both = assess_liveness(
+        ref, now=1_000_004.0, last_event={"type": "tool/call", "seq": 3, "time": 1_000_001_000}, process_source=no_processes
+    )
     assert [s.kind for s in both.signals] == ["recently-written", "in-flight"]
     refusal = both.refusal("live")
     assert refusal is not None and refusal.startswith('refusing to repair "live": the artifact changed 4.0 s ago')
@@ -321,8 +341,7 @@ def test_sqlite_sidecars_count_and_busy_is_reported(tmp_path: Path) -> None:
         writer.execute("ROLLBACK")
         writer.close()
     busy = [s for s in verdict.signals if s.kind == "busy"]
-    assert [s.sentence for s in busy] == ["the database is busy (database is locked): another process holds a write "
-                                          "transaction"]
+    assert [s.sentence for s in busy] == ["the database is busy (database is locked): another process holds a write transaction"]
 
 
 def _hold_until_told(path: str, ready: Any, stop: Any) -> None:

@@ -164,7 +164,7 @@ def test_repair_function_reproduces_upstream_after(backend: str, scenario: str, 
 
     # The preview's synthetic events are exactly what load committed: same dicts, same tail of the log.
     closers = [dict(c) for c in prev.closers]
-    assert events[len(events) - len(closers):] == closers
+    assert events[len(events) - len(closers) :] == closers
     assert events[-1]["type"] == "turn/end" or not closers
     if closers:
         assert events[-1]["data"]["reason"] == {"kind": "interrupted"}
@@ -175,7 +175,7 @@ def test_repair_function_reproduces_upstream_after(backend: str, scenario: str, 
         # Committed bytes are never rewritten: the kept prefix is the original's, then one appended suffix.
         assert after[:cut] == before[:cut]
         text = sc.plaintext(after)
-        suffix_lines = text.splitlines(keepends=True)[-len(closers):] if closers else []
+        suffix_lines = text.splitlines(keepends=True)[-len(closers) :] if closers else []
         assert suffix_lines == [js_dumps(c) + b"\n" for c in closers]
         if sc.backend == "jsonl-zstd":
             ranges, torn = scan_frames(after)
@@ -188,8 +188,9 @@ def test_repair_function_reproduces_upstream_after(backend: str, scenario: str, 
 
 
 @pytest.mark.parametrize(("backend", "scenario"), scenario_params())
-def test_dry_run_changes_no_byte_then_cli_repair_matches(backend: str, scenario: str, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_changes_no_byte_then_cli_repair_matches(
+    backend: str, scenario: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     sc = Scenario(backend, scenario, tmp_path)
     original = sc.original()
     before = tree_digest(sc.root)
@@ -224,9 +225,10 @@ def test_dry_run_changes_no_byte_then_cli_repair_matches(backend: str, scenario:
     assert len(backups_under(sc.root)) == 1
 
 
-@pytest.mark.parametrize(("backend", "scenario"), [
-    p for p in scenario_params() if p.id in ("jsonl-zstd/torn-tail/cut-multiblock-frame", "jsonl-none/interrupted")
-])
+@pytest.mark.parametrize(
+    ("backend", "scenario"),
+    [p for p in scenario_params() if p.id in ("jsonl-zstd/torn-tail/cut-multiblock-frame", "jsonl-none/interrupted")],
+)
 def test_python_m_app_repair_text_output(backend: str, scenario: str, tmp_path: Path) -> None:
     sc = Scenario(backend, scenario, tmp_path)
     original = sc.original()

@@ -217,8 +217,17 @@ def test_sqlite_liveness_probe_and_backup_do_not_checkpoint_the_crash_wal(tmp_pa
 
 
 def _damaged_root(tmp: Path, compression: str) -> Path:
-    root = make_root(tmp, compression, {"good": open_turn_log(), "corrupt": open_turn_log(), "future": open_turn_log(),
-                                        "past": open_turn_log(), "ok": sk.one_turn_log()})
+    root = make_root(
+        tmp,
+        compression,
+        {
+            "good": open_turn_log(),
+            "corrupt": open_turn_log(),
+            "future": open_turn_log(),
+            "past": open_turn_log(),
+            "ok": sk.one_turn_log(),
+        },
+    )
     art = sk.artifact(root, sk.WORK, "corrupt", compression)
     data = bytearray(art.read_bytes())
     if compression == "zstd":
@@ -235,14 +244,18 @@ def _damaged_root(tmp: Path, compression: str) -> Path:
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
-@pytest.mark.parametrize(("sid", "status", "fragment"), [
-    ("corrupt", "corrupt", "corrupt"),
-    ("future", "unsupported", "uses log format v1, but this harness reads only v0"),
-    ("past", "unsupported", "uses log format v-1, older than the supported v0"),
-])
+@pytest.mark.parametrize(
+    ("sid", "status", "fragment"),
+    [
+        ("corrupt", "corrupt", "corrupt"),
+        ("future", "unsupported", "uses log format v1, but this harness reads only v0"),
+        ("past", "unsupported", "uses log format v-1, older than the supported v0"),
+    ],
+)
 @pytest.mark.parametrize("mode", [{}, {"force": True}, {"dry_run": True}, {"force": True, "quiet_seconds": 0}])
-def test_corrupt_and_unsupported_are_never_repaired(compression: str, sid: str, status: str, fragment: str,
-                                                    mode: dict[str, Any], tmp_path: Path) -> None:
+def test_corrupt_and_unsupported_are_never_repaired(
+    compression: str, sid: str, status: str, fragment: str, mode: dict[str, Any], tmp_path: Path
+) -> None:
     root = _damaged_root(tmp_path, compression)
     before = tree_digest(root)
     prev = run(_preview(root, sid))
@@ -425,7 +438,7 @@ def test_cli_subprocess_refusal_exit_code(tmp_path: Path) -> None:
     root = make_root(tmp_path, "none", {"live": open_turn_log()})
     done = cli("repair", str(root), "live")
     assert done.returncode == 1 and done.stdout == ""
-    assert "refusing to repair \"live\"" in done.stderr and "Traceback" not in done.stderr
+    assert 'refusing to repair "live"' in done.stderr and "Traceback" not in done.stderr
 
 
 @needs_shared

@@ -87,8 +87,9 @@ def test_writer_appending_after_the_preview_is_never_cut(compression: str, tmp_p
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
-def test_writer_appending_during_the_backup_aborts_the_repair(compression: str, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_writer_appending_during_the_backup_aborts_the_repair(
+    compression: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = open_turn_root(tmp_path, compression)
     path = artifact_path(root, "s", compression)
     real_backup = repair.backup_artifact
@@ -108,8 +109,7 @@ def test_writer_appending_during_the_backup_aborts_the_repair(compression: str, 
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
-def test_writer_slipping_in_at_the_swap_is_put_back(compression: str, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_writer_slipping_in_at_the_swap_is_put_back(compression: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A writer that appends between the last check and the rename: its bytes survive, the repair is undone."""
     root = open_turn_root(tmp_path, compression)
     path = artifact_path(root, "s", compression)
@@ -148,8 +148,9 @@ def test_engine_repair_never_retries_like_load(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
-def test_commit_encodes_before_touching_the_log_and_swaps_atomically(compression: str, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_commit_encodes_before_touching_the_log_and_swaps_atomically(
+    compression: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A failure while the repaired copy is written leaves the log byte-identical (no truncate happened)."""
     root = open_turn_root(tmp_path, compression)
     path = artifact_path(root, "s", compression)
@@ -253,8 +254,9 @@ def test_no_room_for_backup_and_copy_refuses_before_writing(tmp_path: Path, monk
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
-def test_disk_full_after_the_backup_keeps_the_log_and_names_the_backup(compression: str, tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_disk_full_after_the_backup_keeps_the_log_and_names_the_backup(
+    compression: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = open_turn_root(tmp_path, compression)
     path = artifact_path(root, "s", compression)
     before = path.read_bytes()
@@ -334,8 +336,9 @@ def test_sqlite_index_damage_is_refused_before_any_backup(tmp_path: Path) -> Non
     con = sqlite3.connect(db)
     try:
         page_size = con.execute("PRAGMA page_size").fetchone()[0]
-        [(page,)] = con.execute("SELECT pageno FROM dbstat WHERE name = 'sqlite_autoindex_events_1' AND pagetype = 'leaf' "
-                                "ORDER BY path DESC LIMIT 1").fetchall()
+        [(page,)] = con.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'sqlite_autoindex_events_1' AND pagetype = 'leaf' ORDER BY path DESC LIMIT 1"
+        ).fetchall()
     finally:
         con.close()
     data = bytearray(db.read_bytes())
@@ -359,6 +362,7 @@ def test_sqlite_locked_store_is_busy_not_corrupt(tmp_path: Path) -> None:
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
+
         async def go() -> Any:
             store = SqliteSessionPersistence(str(db), busy_timeout_ms=0)
             try:
@@ -378,8 +382,9 @@ def test_sqlite_store_not_writable_is_refused_before_the_backup(tmp_path: Path, 
     db = _sqlite_store(tmp_path)
     before = tree_digest(tmp_path)
     real_access = os.access
-    monkeypatch.setattr(repair.os, "access",
-                        lambda p, mode, **kw: False if str(p) == str(db) and mode & os.W_OK else real_access(p, mode, **kw))
+    monkeypatch.setattr(
+        repair.os, "access", lambda p, mode, **kw: False if str(p) == str(db) and mode & os.W_OK else real_access(p, mode, **kw)
+    )
     with pytest.raises(repair.RepairRefused, match=r"not writable.*no backup was made"):
         run(_with_store(db, lambda st: repair.repair_session(st, "s", force=True)))
     assert_untouched(tmp_path, before)

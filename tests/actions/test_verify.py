@@ -79,7 +79,7 @@ def mixed_root(tmp: Path, compression: str) -> tuple[Path, dict[str, tuple[str, 
     art["flipped"].write_bytes(bytes(data))
 
     plain = sk.plaintext(art["garbage-header"].read_bytes(), compression)
-    _reencode(art["garbage-header"], compression, b"this is not a session header\n", plain[plain.index(b"\n") + 1:])
+    _reencode(art["garbage-header"], compression, b"this is not a session header\n", plain[plain.index(b"\n") + 1 :])
 
     plain = sk.plaintext(art["v1"].read_bytes(), compression)
     nl = plain.index(b"\n") + 1
@@ -90,10 +90,17 @@ def mixed_root(tmp: Path, compression: str) -> tuple[Path, dict[str, tuple[str, 
         "open": ("repairable", "open-turn", "interrupted turn: 2 synthetic closer(s) would be appended"),
         "torn": ("repairable", "torn-tail", f"damaged tail after byte/row {torn_at} will be cut"),
         "flipped": ("corrupt", "corrupt", flipped_reason),
-        "garbage-header": ("corrupt", "corrupt", "the first line is not a readable session header, so the session "
-                                                 "cannot be listed (corrupt session log: header line is not valid JSON)"),
-        "v1": ("unsupported", "unsupported", 'session "v1" uses log format v1, but this harness reads only v0: the log was '
-                                             "written by a newer harness"),
+        "garbage-header": (
+            "corrupt",
+            "corrupt",
+            "the first line is not a readable session header, so the session "
+            "cannot be listed (corrupt session log: header line is not valid JSON)",
+        ),
+        "v1": (
+            "unsupported",
+            "unsupported",
+            'session "v1" uses log format v1, but this harness reads only v0: the log was written by a newer harness',
+        ),
     }
     return root, expect
 
@@ -110,8 +117,9 @@ def _check_rows(rows: list[dict[str, Any]], expect: dict[str, tuple[str, str, st
 
 
 @pytest.mark.parametrize("compression", ["zstd", "none"])
-def test_verify_mixed_root_reports_each_verdict_and_exits_1(compression: str, tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_mixed_root_reports_each_verdict_and_exits_1(
+    compression: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, expect = mixed_root(tmp_path, compression)
     before = tree_digest(root)
     code, out, err = main_json(capsys, "verify", str(root))

@@ -40,8 +40,7 @@ def copy_private(src: Path, dst: Path) -> None:
 def make_backend(expected: dict[str, Any], root: Path) -> CoordinatedPersistence:
     cfg = expected["config"]
     if expected["backend"].startswith("jsonl"):
-        return JsonlSessionPersistence(root, compression=cfg.get("compression", "zstd"),
-                                       pack_chunks=cfg.get("packChunks", True))
+        return JsonlSessionPersistence(root, compression=cfg.get("compression", "zstd"), pack_chunks=cfg.get("packChunks", True))
     from persistence.sqlite.backend import SqliteSessionPersistence  # type: ignore[import-not-found]
 
     return SqliteSessionPersistence(root / "sessions.sqlite")
@@ -57,8 +56,7 @@ def _subst(value: Any, root: str) -> Any:
     return value
 
 
-def _expand(value: Any, expected: dict[str, Any], root: str | None = None,
-            rooted_logs: dict[str, bool] | None = None) -> Any:
+def _expand(value: Any, expected: dict[str, Any], root: str | None = None, rooted_logs: dict[str, bool] | None = None) -> Any:
     """Resolve ``$log``/``$raw`` references; with ``root``, also substitute ``<ROOT>`` inside them.
 
     (Call results are small and are substituted before expansion; the big logs are only walked

@@ -179,8 +179,7 @@ def test_writer_reproduces_upstream_artifact(item: tuple[Path, Path], tmp_path: 
 
 def test_writer_reproduction_covers_every_scenario() -> None:
     scenarios = {str(p.relative_to(FIXTURES)).split("/")[1] for p, _root in WRITABLE}
-    assert {"balanced", "fork", "interrupted", "many-sessions", "unknown-event", "future-version",
-            "torn-tail"} <= scenarios
+    assert {"balanced", "fork", "interrupted", "many-sessions", "unknown-event", "future-version", "torn-tail"} <= scenarios
     assert len(WRITABLE) >= 50
 
 
@@ -223,8 +222,9 @@ def test_cli_raw_prints_upstream_raw_content(scenario: Path, tmp_path: Path) -> 
     session_id, content = _raw_call(_expected(scenario))
     root = tmp_path / "root"
     copy_private(scenario / "root", root)
-    proc = subprocess.run([sys.executable, "-m", "app", "raw", str(root), session_id], cwd=REPO,
-                          capture_output=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "app", "raw", str(root), session_id], cwd=REPO, capture_output=True, timeout=60, check=False
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout == content.encode("utf-8")
     assert files_under(root) == files_under(scenario / "root")  # raw never writes

@@ -19,16 +19,16 @@ from persistence import CoordinatedPersistence
 TURN1 = ["turn/start", "user/message", "step/start", "assistant/message", "step/end", "turn/end"]
 
 
-async def stored(kit: BackendKit, session_id: str, events: list[dict[str, Any]], cwd: str | None = WORK,
-                 **extra: Any) -> None:
+async def stored(kit: BackendKit, session_id: str, events: list[dict[str, Any]], cwd: str | None = WORK, **extra: Any) -> None:
     """Persist ``events`` through the public API of a throwaway instance (the test's instance stays cold)."""
     p = kit.make()
     await p.create(meta(session_id, cwd, **extra))
     await p.append(session_id, events)
 
 
-async def stored_one_turn(kit: BackendKit, session_id: str = "s1", cwd: str | None = "/proj",
-                          **extra: Any) -> CoordinatedPersistence:
+async def stored_one_turn(
+    kit: BackendKit, session_id: str = "s1", cwd: str | None = "/proj", **extra: Any
+) -> CoordinatedPersistence:
     """Create ``session_id`` and append the one-turn log; the instance that wrote it is returned (it stays warm)."""
     store = kit.make()
     await store.create(meta(session_id, cwd, **extra))

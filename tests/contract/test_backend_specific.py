@@ -78,8 +78,9 @@ def test_event_key_order(backend: BackendKit) -> None:
         store = backend.make()
         await store.create(meta("order", "/proj"))
         odd = {"time": 1, "seq": 0, "data": {"turn": 1}, "type": "turn/start"}
-        await store.append("order", [odd, step_start(1, 1, 1), assistant_message(2, 1, 1, text=None, calls=["c"]),
-                                     tool_call(3, 1, 1, "c")])
+        await store.append(
+            "order", [odd, step_start(1, 1, 1), assistant_message(2, 1, 1, text=None, calls=["c"]), tool_call(3, 1, 1, "c")]
+        )
         events = wire((await backend.make().inspect("order")).events)
         # In-memory closers (inspect) are built as ``…, surfaceOp, sourceEventSeqs`` by every backend.
         assert list(events[4]) == ["type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs"]

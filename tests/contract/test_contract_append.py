@@ -211,8 +211,10 @@ def test_append_accepts_session_event_values(backend: BackendKit) -> None:
     [
         (ev("request/header-delta", 0, {}), 'session "legacy" contains unsupported legacy request/header-delta event at seq 0'),
         (ev("mode/set", 0, {"mode": "x"}), 'session "legacy" contains unsupported legacy mode/set event at seq 0'),
-        (ev("request/header", 0, {"reason": "fallback"}),
-         'session "legacy" contains unsupported legacy request/header reason "fallback" at seq 0'),
+        (
+            ev("request/header", 0, {"reason": "fallback"}),
+            'session "legacy" contains unsupported legacy request/header reason "fallback" at seq 0',
+        ),
     ],
     ids=["header-delta", "mode-set", "fallback"],
 )

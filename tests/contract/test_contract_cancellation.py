@@ -24,8 +24,12 @@ def test_R_25_aborted_signal_rejects_with_the_reason(backend: BackendKit) -> Non
         assert await store.list_snapshots(signal) == []
         reason = RuntimeError("stop now")
         signal.abort(reason)
-        calls = [store.list(signal), store.list_snapshots(signal), store.inspect("unknown", signal),
-                 store.read_from("unknown", 0, signal)]
+        calls = [
+            store.list(signal),
+            store.list_snapshots(signal),
+            store.inspect("unknown", signal),
+            store.read_from("unknown", 0, signal),
+        ]
         for call in calls:
             with pytest.raises(RuntimeError) as info:
                 await call

@@ -59,8 +59,9 @@ def test_R_02_create_twice_and_create_over_persisted_log(backend: BackendKit) ->
             await first.create(meta("dup", WORK))
         await first.append("dup", one_turn_log())
         second = backend.make()
-        with pytest.raises(SessionPersistenceError,
-                           match='session "dup" already has a persisted log on disk; load/resume it instead of creating'):
+        with pytest.raises(
+            SessionPersistenceError, match='session "dup" already has a persisted log on disk; load/resume it instead of creating'
+        ):
             await second.create(meta("dup", WORK))
 
     run(body())

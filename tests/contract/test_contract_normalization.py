@@ -92,9 +92,17 @@ def test_R_17_pre_react_loop_shapes_are_upgraded(backend: BackendKit) -> None:
         assert all("step" not in e["data"] for e in suffix if e["type"] == "turn/end")
 
         await store.create(meta("flat", "/proj"))
-        await store.append("flat", [ev("steering/message", 0, {"turn": 1, "content": [{"type": "text",
-                                                                                          "text": "flat steering"}],
-                                                                  "source": {"kind": "user"}}, surfaceOp="append")])
+        await store.append(
+            "flat",
+            [
+                ev(
+                    "steering/message",
+                    0,
+                    {"turn": 1, "content": [{"type": "text", "text": "flat steering"}], "source": {"kind": "user"}},
+                    surfaceOp="append",
+                )
+            ],
+        )
         flat = wire((await store.inspect("flat")).events)[0]
         assert flat["type"] == "user/message"
         assert (flat["data"]["id"], flat["data"]["role"]) == ("legacy-message:flat:0", "user")
@@ -130,23 +138,36 @@ _MSG = {"id": "m", "role": "user", "content": [{"type": "text", "text": "x"}], "
 
 MALFORMED_SINGLE_EVENTS: dict[str, tuple[dict[str, Any], str]] = {
     "turn-start-null-trigger": (ev("turn/start", 0, {"turn": 1, "trigger": None}), "malformed pre-react-loop turn/start"),
-    "steering-extra-key": (ev("steering/message", 0, {"turn": 1, "message": _MSG, "extra": 1}, surfaceOp="append"),
-                           "malformed pre-react-loop steering/message"),
+    "steering-extra-key": (
+        ev("steering/message", 0, {"turn": 1, "message": _MSG, "extra": 1}, surfaceOp="append"),
+        "malformed pre-react-loop steering/message",
+    ),
     "steering-null-data": (ev("steering/message", 0, None, surfaceOp="append"), "malformed pre-react-loop steering/message"),
-    "completed-extra-key": (ev("turn/end", 0, {"turn": 1, "reason": {"kind": "completed", "extra": 1}}),
-                            "malformed pre-react-loop turn/end"),
+    "completed-extra-key": (
+        ev("turn/end", 0, {"turn": 1, "reason": {"kind": "completed", "extra": 1}}),
+        "malformed pre-react-loop turn/end",
+    ),
     "null-reason": (ev("turn/end", 0, {"turn": 1, "reason": None}), "malformed pre-react-loop turn/end"),
-    "top-level-step": (ev("turn/end", 0, {"turn": 1, "step": 1, "reason": {"kind": "completed"}}),
-                       "malformed pre-react-loop turn/end"),
-    "aborted-extra-key": (ev("turn/end", 0, {"turn": 1, "reason": {"kind": "aborted", "extra": 1}}),
-                          "malformed pre-react-loop turn/end"),
-    "disposed-extra-key": (ev("turn/end", 0, {"turn": 1, "reason": {"kind": "disposed", "extra": 1}}),
-                           "malformed pre-react-loop turn/end"),
-    "error-negative-step": (ev("turn/end", 0, {"turn": 1, "reason": {"kind": "error", "step": -1, "failure": {
-        "message": "m", "code": "C"}}}), "malformed pre-react-loop turn/end"),
-    "error-numeric-code": (ev("turn/end", 0, {"turn": 1, "reason": {"kind": "error", "step": 1, "message": "m",
-                                                                      "code": 5}}),
-                           "malformed pre-react-loop turn/end"),
+    "top-level-step": (
+        ev("turn/end", 0, {"turn": 1, "step": 1, "reason": {"kind": "completed"}}),
+        "malformed pre-react-loop turn/end",
+    ),
+    "aborted-extra-key": (
+        ev("turn/end", 0, {"turn": 1, "reason": {"kind": "aborted", "extra": 1}}),
+        "malformed pre-react-loop turn/end",
+    ),
+    "disposed-extra-key": (
+        ev("turn/end", 0, {"turn": 1, "reason": {"kind": "disposed", "extra": 1}}),
+        "malformed pre-react-loop turn/end",
+    ),
+    "error-negative-step": (
+        ev("turn/end", 0, {"turn": 1, "reason": {"kind": "error", "step": -1, "failure": {"message": "m", "code": "C"}}}),
+        "malformed pre-react-loop turn/end",
+    ),
+    "error-numeric-code": (
+        ev("turn/end", 0, {"turn": 1, "reason": {"kind": "error", "step": 1, "message": "m", "code": 5}}),
+        "malformed pre-react-loop turn/end",
+    ),
 }
 
 
@@ -218,8 +239,9 @@ def test_R_19_newer_version_is_refused(backend: BackendKit) -> None:
         await stored_one_turn(backend, "v99", "/proj", version=99)
         store = backend.make()
         for call in (store.load("v99"), store.inspect("v99"), store.read_from("v99", 0)):
-            with pytest.raises(SessionFormatUnsupportedError,
-                               match=r"uses log format v99, .*written by a newer harness.*upgrade the harness") as info:
+            with pytest.raises(
+                SessionFormatUnsupportedError, match=r"uses log format v99, .*written by a newer harness.*upgrade the harness"
+            ) as info:
                 await call
             assert upstream_class_of(info.value) == "SessionFormatUnsupportedError"
         # list() does not refuse foreign versions (jsonl §16 point 7).
@@ -246,8 +268,7 @@ def test_R_21_unknown_event_type(backend: BackendKit) -> None:
         store = await stored_one_turn(backend, "future")
         await store.append("future", [ev("future/event", 6, {"x": 1})])
         for call in (store.load("future"), store.inspect("future"), store.read_from("future", 0)):
-            with pytest.raises(SessionFormatUnsupportedError,
-                               match=r'event type "future/event" \(seq 6\).*not marked ignorable'):
+            with pytest.raises(SessionFormatUnsupportedError, match=r'event type "future/event" \(seq 6\).*not marked ignorable'):
                 await call
         kept = await stored_one_turn(backend, "future-ok")
         ignorable = ev("future/event", 6, {"x": 1}, ignorable=True)

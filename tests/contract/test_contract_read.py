@@ -52,12 +52,25 @@ def test_R_11_optional_header_fields_round_trip(backend: BackendKit) -> None:
     """R-11 (parentSession) and session-model §1.3: every optional header field survives."""
 
     async def body() -> None:
-        await stored_one_turn(backend, "child", "/proj", parentSession="the-parent", seedLength=0, origin="subagent",
-                              delegationDepth=2, agentPreset="explorer")
+        await stored_one_turn(
+            backend,
+            "child",
+            "/proj",
+            parentSession="the-parent",
+            seedLength=0,
+            origin="subagent",
+            delegationDepth=2,
+            agentPreset="explorer",
+        )
         loaded = await backend.make().load("child")
         m = loaded.meta
         assert (m.parent_session, m.seed_length, m.origin, m.delegation_depth, m.agent_preset) == (
-            "the-parent", 0, "subagent", 2, "explorer")
+            "the-parent",
+            0,
+            "subagent",
+            2,
+            "explorer",
+        )
         listed = {h.id: h for h in await backend.make().list()}
         assert listed["child"].parent_session == "the-parent"
 

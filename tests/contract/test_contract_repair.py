@@ -47,14 +47,40 @@ def test_R_12_load_closes_interrupted_turn_with_tool_not_started(backend: Backen
         await store.append("crash", _crashed_turn2_with_tool_call())
         loaded = await backend.make().load("crash")
         events = wire(loaded.events)
-        assert types_of(events) == [*TURN1, "turn/start", "step/start", "assistant/message", "tool/result",
-                                    "step/end", "turn/end"]
+        assert types_of(events) == [
+            *TURN1,
+            "turn/start",
+            "step/start",
+            "assistant/message",
+            "tool/result",
+            "step/end",
+            "turn/end",
+        ]
         assert events[9:] == [
-            {"type": "tool/result", "seq": 9, "time": 9, "data": {"turn": 2, "step": 1, "message": {
-                "id": "interrupted-tool-result-call-x-9", "role": "user", "source": {"kind": "tool", "callId": "call-x"},
-                "content": [{"type": "tool-result", "toolCallId": "call-x", "isError": True,
-                             "content": [{"type": "text", "text": TOOL_NOT_STARTED_TEXT}]}]},
-                "error": {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}}, "surfaceOp": "append"},
+            {
+                "type": "tool/result",
+                "seq": 9,
+                "time": 9,
+                "data": {
+                    "turn": 2,
+                    "step": 1,
+                    "message": {
+                        "id": "interrupted-tool-result-call-x-9",
+                        "role": "user",
+                        "source": {"kind": "tool", "callId": "call-x"},
+                        "content": [
+                            {
+                                "type": "tool-result",
+                                "toolCallId": "call-x",
+                                "isError": True,
+                                "content": [{"type": "text", "text": TOOL_NOT_STARTED_TEXT}],
+                            }
+                        ],
+                    },
+                    "error": {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"},
+                },
+                "surfaceOp": "append",
+            },
             {"type": "step/end", "seq": 10, "time": 9, "data": {"turn": 2, "step": 1}},
             {"type": "turn/end", "seq": 11, "time": 9, "data": {"turn": 2, "reason": {"kind": "interrupted"}}},
         ]
@@ -70,8 +96,12 @@ def test_R_13_recorded_tool_call_gets_outcome_unknown(backend: BackendKit) -> No
     async def body() -> None:
         store = backend.make()
         await store.create(meta("risk", "/proj"))
-        log = [turn_start(0, 1), step_start(1, 1, 1), assistant_message(2, 1, 1, text=None, calls=["call-risk"]),
-               tool_call(3, 1, 1, "call-risk", "write")]
+        log = [
+            turn_start(0, 1),
+            step_start(1, 1, 1),
+            assistant_message(2, 1, 1, text=None, calls=["call-risk"]),
+            tool_call(3, 1, 1, "call-risk", "write"),
+        ]
         await store.append("risk", log)
         loaded = await store.load("risk")
         events = wire(loaded.events)

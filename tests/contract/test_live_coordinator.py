@@ -58,8 +58,9 @@ def completed_reason(events: Any) -> Any:
     return last["data"]["reason"]
 
 
-async def stored_via_public_api(kit: BackendKit, session_id: str, events: list[dict[str, Any]], cwd: str | None = WORK,
-                                **extra: Any) -> None:
+async def stored_via_public_api(
+    kit: BackendKit, session_id: str, events: list[dict[str, Any]], cwd: str | None = WORK, **extra: Any
+) -> None:
     """Persist ``events`` with the public ``create`` + ``append`` of a throwaway instance."""
     p = kit.make()
     await p.create(meta(session_id, cwd, **extra))
@@ -92,9 +93,10 @@ def test_R_27_live_open_turn_is_never_loaded_or_repaired(backend: BackendKit) ->
             s = await store.create("r27", meta={"cwd": WORK})
             append_log(s, one_turn_log()[:1])
             await store.flush("r27")
-            with pytest.raises(SessionConflictError,
-                               match='cannot load session "r27" while its live turn is open; use the live Session or '
-                                     "wait for the turn to close"):
+            with pytest.raises(
+                SessionConflictError,
+                match='cannot load session "r27" while its live turn is open; use the live Session or wait for the turn to close',
+            ):
                 await store.persistence.load("r27")
             append_log(s, one_turn_log()[1:])
             await store.flush("r27")
@@ -177,8 +179,7 @@ def test_R_32_accepted_events_are_frozen_and_caller_mutation_is_ignored(backend:
         async with live(backend) as store:
             s = await store.create("r32", meta={"cwd": WORK})
             s.append("turn/start", {"turn": 1})
-            data = {"id": "m1", "role": "user", "content": [{"type": "text", "text": "original"}],
-                    "source": {"kind": "user"}}
+            data = {"id": "m1", "role": "user", "content": [{"type": "text", "text": "original"}], "source": {"kind": "user"}}
             logged = s.append("user/message", data, surface_op="append")
             with pytest.raises(TypeError):
                 logged.data["content"][0]["text"] = "changed"  # type: ignore[index]
@@ -467,8 +468,7 @@ def test_R_37_a_loaded_log_can_be_continued_by_a_live_session_seeded_with_it(bac
             append_log(s, one_turn_log())
         async with live(backend) as second:
             loaded = await second.persistence.load("r37")
-            s2 = await second.create("r37", seed=list(loaded.events),
-                                     meta={"cwd": WORK, "createdAt": loaded.meta.created_at})
+            s2 = await second.create("r37", seed=list(loaded.events), meta={"cwd": WORK, "createdAt": loaded.meta.created_at})
             assert await second.flush("r37")
             append_log(s2, [turn_start(7, 2), turn_end(8, 2)])
             await second.flush("r37")
@@ -730,7 +730,7 @@ def test_live_user_message_content_round_trips_exactly(backend: BackendKit) -> N
         async with live(backend) as store:
             s = await store.create("exact", meta={"cwd": WORK})
             append_log(s, one_turn_log())
-            append_log(s, [turn_start(6, 2), user_message(7, "über \u2028 \U0001f600 lone \ud800 \"q\"", "m-2")])
+            append_log(s, [turn_start(6, 2), user_message(7, 'über \u2028 \U0001f600 lone \ud800 "q"', "m-2")])
             s.append("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
         assert await stored_events(backend, "exact") == plain(s.events)
 

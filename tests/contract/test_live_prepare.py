@@ -41,8 +41,7 @@ def external_appender(kit: BackendKit, session_id: str, events: list[dict[str, A
     other = kit.make()
 
     def append(*_args: Any) -> None:
-        other.backend.append_batch(meta(session_id, cwd), events, True, CancelToken(),
-                                   expected_next_seq=events[0]["seq"])
+        other.backend.append_batch(meta(session_id, cwd), events, True, CancelToken(), expected_next_seq=events[0]["seq"])
 
     return append
 
@@ -80,8 +79,7 @@ def test_S_32_append_and_create_are_refused_while_a_preparation_is_reserved(back
         await stored(backend, "s32", one_turn_log())
         p, _ = cold(backend)
         prep = await p.prepare("s32")
-        with pytest.raises(SessionConflictError,
-                           match='cannot append session "s32" while its persisted preparation is reserved'):
+        with pytest.raises(SessionConflictError, match='cannot append session "s32" while its persisted preparation is reserved'):
             await p.append("s32", completed_turn2())
         with pytest.raises(SessionPersistenceError, match='session "s32" already exists in this backend'):
             await p.create(meta("s32", WORK))

@@ -60,12 +60,15 @@ def test_rule_1_create_without_meta_mints_an_id_and_a_minimal_header(backend: Ba
     run_virtual(body())
 
 
-@pytest.mark.parametrize(("extra", "phrase"), [
-    ({"cwd": "relative/path"}, "cwd must be an absolute path"),
-    ({"cwd": None}, "cwd must be a string"),
-    ({"createdAt": 1.5}, "createdAt must be a non-negative safe integer"),
-    ({"origin": "fork"}, 'origin must be "subagent"'),
-])
+@pytest.mark.parametrize(
+    ("extra", "phrase"),
+    [
+        ({"cwd": "relative/path"}, "cwd must be an absolute path"),
+        ({"cwd": None}, "cwd must be a string"),
+        ({"createdAt": 1.5}, "createdAt must be a non-negative safe integer"),
+        ({"origin": "fork"}, 'origin must be "subagent"'),
+    ],
+)
 def test_rule_2_invalid_meta_registers_nothing(backend: BackendKit, extra: dict[str, Any], phrase: str) -> None:
     async def body() -> None:
         async with live(backend) as store:
@@ -102,15 +105,29 @@ def test_create_refuses_a_duplicate_live_id(backend: BackendKit) -> None:
 
 def test_create_meta_fields_round_trip(backend: BackendKit) -> None:
     async def body() -> None:
-        extra = {"cwd": WORK, "createdAt": 1234, "parentSession": "p", "seedLength": 0, "origin": "subagent",
-                 "delegationDepth": 3, "agentPreset": "explorer"}
+        extra = {
+            "cwd": WORK,
+            "createdAt": 1234,
+            "parentSession": "p",
+            "seedLength": 0,
+            "origin": "subagent",
+            "delegationDepth": 3,
+            "agentPreset": "explorer",
+        }
         async with live(backend) as store:
             s = await store.create("metas", meta=extra)
             s.append("turn/start", {"turn": 1})
         loaded = await backend.make().load("metas")
         m = loaded.meta
         assert (m.cwd, m.created_at, m.parent_session, m.seed_length, m.origin, m.delegation_depth, m.agent_preset) == (
-            WORK, 1234, "p", 0, "subagent", 3, "explorer")
+            WORK,
+            1234,
+            "p",
+            0,
+            "subagent",
+            3,
+            "explorer",
+        )
 
     run_virtual(body())
 
@@ -137,8 +154,10 @@ def test_rule_48_fork_copies_the_prefix_and_only_lineage_meta(backend: BackendKi
     async def body() -> None:
         three = [turn_start(0, 1), user_message(1, "hi"), ev("turn/end", 2, {"turn": 1, "reason": {"kind": "completed"}})]
         async with live(backend) as store:
-            src = await store.create("src48", meta={"cwd": WORK, "origin": "subagent", "delegationDepth": 2,
-                                                    "agentPreset": "coder", "parentSession": "grand"})
+            src = await store.create(
+                "src48",
+                meta={"cwd": WORK, "origin": "subagent", "delegationDepth": 2, "agentPreset": "coder", "parentSession": "grand"},
+            )
             append_log(src, three)
             child = await store.fork("src48", new_id="child48")
             assert plain(child.events)[:3] == plain(src.events)
@@ -159,8 +178,13 @@ def test_rule_48_fork_copies_the_prefix_and_only_lineage_meta(backend: BackendKi
 @pytest.mark.parametrize("boundary", [0, 1, 2, 3, 4])
 def test_rule_49_a_boundary_inside_an_open_turn_is_OPEN_TURN(backend: BackendKit, boundary: int) -> None:
     async def body() -> None:
-        open_turn = [turn_start(0, 1), step_start(1, 1, 1), user_message(2, "q"),
-                     assistant_message(3, 1, 1, calls=["c1"]), tool_call(4, 1, 1, "c1")]
+        open_turn = [
+            turn_start(0, 1),
+            step_start(1, 1, 1),
+            user_message(2, "q"),
+            assistant_message(3, 1, 1, calls=["c1"]),
+            tool_call(4, 1, 1, "c1"),
+        ]
         async with live(backend) as store:
             src = await store.create("src49", meta={"cwd": WORK})
             append_log(src, open_turn)
@@ -197,8 +221,9 @@ def test_rule_49_boundary_past_the_end(backend: BackendKit) -> None:
             src = await store.create("src49c", meta={"cwd": WORK})
             await store.create("empty49", meta={"cwd": WORK})
             append_log(src, one_turn_log())
-            with pytest.raises(SessionForkError, match=r'fork boundary 6 does not exist in session "src49c" \(last seq: 5\)'
-                               ) as info:
+            with pytest.raises(
+                SessionForkError, match=r'fork boundary 6 does not exist in session "src49c" \(last seq: 5\)'
+            ) as info:
                 await store.fork("src49c", boundary=6)
             assert info.value.code == "INVALID_BOUNDARY"
             with pytest.raises(SessionForkError, match=r"\(last seq: none\)"):

@@ -133,7 +133,8 @@ def test_S_04_W_05_events_admitted_during_a_background_write_get_a_follow_up_bat
 
 
 def test_W_07_background_failure_is_reported_retained_and_never_logged_as_an_event(
-        backend: BackendKit, caplog: pytest.LogCaptureFixture) -> None:
+    backend: BackendKit, caplog: pytest.LogCaptureFixture
+) -> None:
     errors: list[tuple[str, BaseException]] = []
 
     async def body() -> None:
@@ -168,8 +169,7 @@ def test_W_07_background_failure_is_reported_retained_and_never_logged_as_an_eve
     assert 'background write for session "w07" failed (buffered events retained): disk unavailable' in warnings[0]
 
 
-def test_a_failing_on_error_callback_is_logged_and_contained(backend: BackendKit,
-                                                            caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failing_on_error_callback_is_logged_and_contained(backend: BackendKit, caplog: pytest.LogCaptureFixture) -> None:
     def broken(_sid: str, _err: BaseException) -> None:
         raise RuntimeError("callback bug")
 

@@ -30,8 +30,12 @@ PROMPT = "p" * 4000  # a plain-JSONL log past the tail window (256 KB), so the t
 
 
 def turn_events(seq: int, turn: int, *, close: bool = True) -> list[dict[str, Any]]:
-    evs = [turn_start(seq, turn), user_message(seq + 1, f"{turn} {PROMPT}"), step_start(seq + 2, turn, 1),
-           assistant_message(seq + 3, turn, 1, f"answer {turn}")]
+    evs = [
+        turn_start(seq, turn),
+        user_message(seq + 1, f"{turn} {PROMPT}"),
+        step_start(seq + 2, turn, 1),
+        assistant_message(seq + 3, turn, 1, f"answer {turn}"),
+    ]
     if close:
         evs += [step_end(seq + 4, turn, 1), turn_end(seq + 5, turn)]
     return evs
@@ -62,7 +66,7 @@ async def tail_and_truth(kit: BackendKit, min_events: int) -> tuple[list[Any], l
 def test_tail_is_a_read_from_suffix_with_a_turn_start(backend: BackendKit) -> None:
     total = run(write_long(backend))
     tail, same_span, everything = run(tail_and_truth(backend, 20))
-    assert tail == same_span and tail == everything[len(everything) - len(tail):]
+    assert tail == same_span and tail == everything[len(everything) - len(tail) :]
     assert len(tail) >= 20 and any(e["type"] == "turn/start" for e in tail)
     assert tail[-1]["seq"] == total - 1
     assert tail[0]["seq"] > 0, "a long log should not be read whole for a 20-event tail"
@@ -115,6 +119,6 @@ def test_a_log_written_in_one_batch_is_still_read_from_its_tail(backend: Backend
 
     total = run(write_one_batch())
     tail, same_span, everything = run(tail_and_truth(backend, 20))
-    assert tail == same_span and tail == everything[len(everything) - len(tail):]
+    assert tail == same_span and tail == everything[len(everything) - len(tail) :]
     assert 0 < tail[0]["seq"] and tail[-1]["seq"] == total - 1
     assert any(e["type"] == "turn/start" for e in tail)

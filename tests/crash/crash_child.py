@@ -72,34 +72,71 @@ class Writer:
         for step in range(1, rng.randint(1, 3) + 1):
             await self.append("step/start", {"turn": turn, "step": step})
             if step == 1:
-                await self.append("user/message", {"id": f"u-{turn}", "role": "user", "source": {"kind": "user"},
-                                                   "content": [{"type": "text", "text": f"prompt {turn} \u00e9\u2028"}]},
-                                  surface_op="append")
+                await self.append(
+                    "user/message",
+                    {
+                        "id": f"u-{turn}",
+                        "role": "user",
+                        "source": {"kind": "user"},
+                        "content": [{"type": "text", "text": f"prompt {turn} \u00e9\u2028"}],
+                    },
+                    surface_op="append",
+                )
             await self.flush()  # checkpoint: the request is durable before the model call
             chunk_seqs = []
             for i in range(rng.randint(0, 6)):
-                e = await self.append("assistant/chunk", {"turn": turn, "step": step, "chunk": {
-                    "type": "text-delta", "index": 0, "text": f"t{i}"}})
+                e = await self.append(
+                    "assistant/chunk", {"turn": turn, "step": step, "chunk": {"type": "text-delta", "index": 0, "text": f"t{i}"}}
+                )
                 chunk_seqs.append(e.seq)
             calls = [f"c{turn}-{step}-{k}" for k in range(rng.randint(0, 2))]
             content: list[dict[str, Any]] = [{"type": "text", "text": "ok"}]
             content += [{"type": "tool-call", "id": c, "name": "bash", "arguments": "{}"} for c in calls]
-            await self.append("assistant/message", {"turn": turn, "step": step, "message": {
-                "id": f"a-{turn}-{step}", "role": "assistant", "content": content,
-                "source": {"kind": "model", "provider": "crash", "model": "crash"}}},
-                surface_op="append", source_event_seqs=chunk_seqs)
+            await self.append(
+                "assistant/message",
+                {
+                    "turn": turn,
+                    "step": step,
+                    "message": {
+                        "id": f"a-{turn}-{step}",
+                        "role": "assistant",
+                        "content": content,
+                        "source": {"kind": "model", "provider": "crash", "model": "crash"},
+                    },
+                },
+                surface_op="append",
+                source_event_seqs=chunk_seqs,
+            )
             for call in calls:
                 if rng.random() < 0.2:
                     continue  # never started (the scheduler died first)
-                call_event = await self.append("tool/call", {"turn": turn, "step": step, "callId": call, "name": "bash",
-                                                             "arguments": "{}"})
+                call_event = await self.append(
+                    "tool/call", {"turn": turn, "step": step, "callId": call, "name": "bash", "arguments": "{}"}
+                )
                 await self.flush()  # checkpoint: the tool intent is durable before its side effect
                 await asyncio.sleep(rng.random() * 0.004)  # the "side effect"
-                await self.append("tool/result", {"turn": turn, "step": step, "message": {
-                    "id": f"r-{call}", "role": "user", "source": {"kind": "tool", "callId": call},
-                    "content": [{"type": "tool-result", "toolCallId": call, "isError": False,
-                                 "content": [{"type": "text", "text": "done"}]}]}},
-                    surface_op="append", source_event_seqs=[call_event.seq])
+                await self.append(
+                    "tool/result",
+                    {
+                        "turn": turn,
+                        "step": step,
+                        "message": {
+                            "id": f"r-{call}",
+                            "role": "user",
+                            "source": {"kind": "tool", "callId": call},
+                            "content": [
+                                {
+                                    "type": "tool-result",
+                                    "toolCallId": call,
+                                    "isError": False,
+                                    "content": [{"type": "text", "text": "done"}],
+                                }
+                            ],
+                        },
+                    },
+                    surface_op="append",
+                    source_event_seqs=[call_event.seq],
+                )
             await self.append("step/end", {"turn": turn, "step": step})
         await self.append("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
 

@@ -103,7 +103,11 @@ class Iteration:
         env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
         self.proc = subprocess.Popen(
             [sys.executable, str(CHILD), name, str(storage), session_id, str(seed), str(delay)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=REPO,
         )
         self.out = b""
 
@@ -184,7 +188,7 @@ def check_iteration(name: str, storage: Path, session_id: str, it: Iteration, du
         assert digest(prefix[seq]) == expected, f"flushed seq {seq} changed {context}"
     # durable is now everything stored (including the committed closers): later runs must keep it
     assert loaded[: len(prefix)] == prefix, context
-    closers = loaded[len(prefix):]
+    closers = loaded[len(prefix) :]
     assert [closer_shape(c) for c in closers] == expected_closers(prefix), context
     assert all(c["time"] == prefix[-1]["time"] for c in closers), context
     turns = [e["data"]["turn"] for e in loaded if e["type"] == "turn/start"]

@@ -116,8 +116,11 @@ def build_parts(seed: int) -> SessionParts:
     seq = 0
     turns: list[list[dict[str, Any]]] = []
     for turn in range(1, COMPLETED_TURNS + 1):
-        evs: list[dict[str, Any]] = [sk.turn_start(seq, turn), sk.user_message(seq + 1, _text(rng, vocab, 40)),
-                                     sk.step_start(seq + 2, turn, 1)]
+        evs: list[dict[str, Any]] = [
+            sk.turn_start(seq, turn),
+            sk.user_message(seq + 1, _text(rng, vocab, 40)),
+            sk.step_start(seq + 2, turn, 1),
+        ]
         seq += 3
         for _ in range(rng.randint(2, 8)):
             evs.append(sk.text_delta(seq, turn, 1, _text(rng, vocab, 3)))
@@ -135,8 +138,12 @@ def build_parts(seed: int) -> SessionParts:
     turn = COMPLETED_TURNS + 1
     finished = [f"open-c{k}" for k in range(OPEN_TURN_FINISHED_CALLS)]
     pending = [f"open-p{k}" for k in range(OPEN_TURN_PENDING_CALLS)]
-    head = [sk.turn_start(seq, turn), sk.user_message(seq + 1, _text(rng, vocab, 40)), sk.step_start(seq + 2, turn, 1),
-            sk.assistant_message(seq + 3, turn, 1, _text(rng, vocab, 20), calls=finished + pending)]
+    head = [
+        sk.turn_start(seq, turn),
+        sk.user_message(seq + 1, _text(rng, vocab, 40)),
+        sk.step_start(seq + 2, turn, 1),
+        sk.assistant_message(seq + 3, turn, 1, _text(rng, vocab, 20), calls=finished + pending),
+    ]
     seq += 4
     body: list[dict[str, Any]] = []
     for call in finished:
@@ -194,8 +201,7 @@ def build_sqlite(db: Path, parts: SessionParts) -> Path:
     try:
         (last,) = con.execute("SELECT max(seq) FROM events WHERE session_id = ?", (SID,)).fetchone()
         # Truncated JSON, as a torn write leaves it (sqlite-backend §7.4: torn, not corrupt, after the last turn/end).
-        con.execute("UPDATE events SET data = substr(data, 1, length(data) / 2) WHERE session_id = ? AND seq = ?",
-                    (SID, last))
+        con.execute("UPDATE events SET data = substr(data, 1, length(data) / 2) WHERE session_id = ? AND seq = ?", (SID, last))
         con.commit()
     finally:
         con.close()
@@ -247,7 +253,9 @@ def session_rows(db: Path, *, read_only: bool) -> list[tuple[Any, ...]]:
         assert check == [("ok",)], f"integrity_check of {db}: {check[:5]}"
         return con.execute(
             "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable FROM events WHERE session_id = ? "
-            "ORDER BY seq", (SID,)).fetchall()
+            "ORDER BY seq",
+            (SID,),
+        ).fetchall()
     finally:
         con.close()
 
@@ -287,12 +295,16 @@ def classify(p: Pristine, folder: Path, context: str) -> str:
     if state == p.repaired:
         return "repaired"
     if p.is_sqlite:
-        detail = (f"{len(state)} rows; original {len(p.original)}, repaired {len(p.repaired)}; last row "
-                  f"{state[-1][:3] if state else None}")
+        detail = (
+            f"{len(state)} rows; original {len(p.original)}, repaired {len(p.repaired)}; last row "
+            f"{state[-1][:3] if state else None}"
+        )
     else:
-        detail = (f"{len(state):,} bytes; original {len(p.original):,}, repaired {len(p.repaired):,}; first difference "
-                  f"from the original at {_first_difference(state, p.original):,}, from the repaired log at "
-                  f"{_first_difference(state, p.repaired):,}")
+        detail = (
+            f"{len(state):,} bytes; original {len(p.original):,}, repaired {len(p.repaired):,}; first difference "
+            f"from the original at {_first_difference(state, p.original):,}, from the repaired log at "
+            f"{_first_difference(state, p.repaired):,}"
+        )
     pytest.fail(f"artifact is neither original nor repaired {context}: {detail}\n{describe_folder(p, folder)}")
 
 
@@ -311,7 +323,8 @@ def check_backups(p: Pristine, folder: Path, context: str) -> int:
             data = b.read_bytes()
             assert data == p.original, (
                 f"backup {b.name} is incomplete {context}: {len(data):,} of {len(p.original):,} bytes, first difference "
-                f"at {_first_difference(data, p.original):,}\n{describe_folder(p, folder)}")
+                f"at {_first_difference(data, p.original):,}\n{describe_folder(p, folder)}"
+            )
     return len(backups)
 
 
@@ -342,8 +355,14 @@ class ChildRun:
 
 def run_child(backend: str, target: Path, *, kill_at: str | None = None, delay_s: float | None = None) -> ChildRun:
     """Start the child; SIGKILL it ``delay_s`` after its ready line (None: let it run, or kill itself)."""
-    proc = subprocess.Popen([sys.executable, str(CHILD), backend, str(target), SID], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(kill_at), cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, str(CHILD), backend, str(target), SID],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(kill_at),
+        cwd=REPO,
+    )
     assert proc.stdout is not None
     out = b""
     ready_at = None
@@ -366,8 +385,9 @@ def run_child(backend: str, target: Path, *, kill_at: str | None = None, delay_s
         proc.kill()
         proc.communicate()
         raise
-    return ChildRun(proc.returncode, (out + rest).decode(errors="replace"), err.decode(errors="replace"),
-                    time.monotonic() - ready_at)
+    return ChildRun(
+        proc.returncode, (out + rest).decode(errors="replace"), err.decode(errors="replace"), time.monotonic() - ready_at
+    )
 
 
 def fresh_copy(p: Pristine, dest: Path) -> Path:
@@ -407,8 +427,13 @@ def make_pristine(backend: str, base: Path, seed: int = 10) -> Pristine:
     assert run.returncode == 0 and run.out.startswith("R\nD ok "), f"baseline repair failed: {run.out} {run.err}"
     repaired = artifact_state(probe, copy)
     assert repaired != original
-    assert check_backups(Pristine(backend, folder, probe.target_rel, probe.artifact_rel, original, None, 0, 0, 0),
-                         copy, "(baseline)") == 1
+    assert (
+        check_backups(
+            Pristine(backend, folder, probe.target_rel, probe.artifact_rel, original, None, 0, 0, 0), copy, "(baseline)"
+        )
+        == 1
+    )
+
     # How much work the commit holds (the issue's scenario: thousands of recovered records to re-encode).
     async def preview() -> Any:
         store = open_store(fresh_copy(probe, base / "preview") / probe.target_rel, backend, read_only=True)
@@ -421,8 +446,17 @@ def make_pristine(backend: str, base: Path, seed: int = 10) -> Pristine:
     assert prev.status == "torn-tail" and len(prev.closers) >= 2_000
     if backend == "jsonl-zstd":
         assert prev.recovered_count >= 4_000
-    return Pristine(backend, folder, probe.target_rel, probe.artifact_rel, original, repaired, run.ready_to_exit_s,
-                    prev.recovered_count, len(prev.closers))
+    return Pristine(
+        backend,
+        folder,
+        probe.target_rel,
+        probe.artifact_rel,
+        original,
+        repaired,
+        run.ready_to_exit_s,
+        prev.recovered_count,
+        len(prev.closers),
+    )
 
 
 # ---------------------------------------------------------------- trials
@@ -445,16 +479,17 @@ class Tally:
         points = ", ".join(f"{k}: {dict(v)}" for k, v in by_point.items())
         rand_orig = self.original - sum(c["original"] for c in by_point.values())
         rand_rep = self.repaired - sum(c["repaired"] for c in by_point.values())
-        return (f"[repair torture] {self.backend}: kills={self.kills} ended original={self.original} "
-                f"ended repaired={self.repaired} backups checked={self.backups_checked} "
-                f"(after the reruns {self.rerun_backups_checked}; finished before the kill={self.finished_first}; "
-                f"trials leaving a .partial- file behind after the rerun={self.partials_left})"
-                f"\n    random kills: {rand_orig + rand_rep} (original {rand_orig}, repaired {rand_rep}); "
-                f"precise points: {points}")
+        return (
+            f"[repair torture] {self.backend}: kills={self.kills} ended original={self.original} "
+            f"ended repaired={self.repaired} backups checked={self.backups_checked} "
+            f"(after the reruns {self.rerun_backups_checked}; finished before the kill={self.finished_first}; "
+            f"trials leaving a .partial- file behind after the rerun={self.partials_left})"
+            f"\n    random kills: {rand_orig + rand_rep} (original {rand_orig}, repaired {rand_rep}); "
+            f"precise points: {points}"
+        )
 
 
-def trial(p: Pristine, work: Path, n: int, tally: Tally, *, kill_at: str | None = None,
-          delay_s: float | None = None) -> None:
+def trial(p: Pristine, work: Path, n: int, tally: Tally, *, kill_at: str | None = None, delay_s: float | None = None) -> None:
     folder = fresh_copy(p, work / f"trial-{n}")
     how = f"kill point {kill_at}" if kill_at else f"random kill {(delay_s or 0.0) * 1000:.1f} ms after ready"
     context = f"(backend {p.backend}, trial {n}, {how})"
@@ -465,7 +500,8 @@ def trial(p: Pristine, work: Path, n: int, tally: Tally, *, kill_at: str | None 
         assert outcome == "repaired", f"an uninterrupted run did not repair {context}: {run.out}"
     else:
         assert run.returncode == -signal.SIGKILL, (
-            f"child ended with {run.returncode} instead of the SIGKILL {context}: {run.out} {run.err}")
+            f"child ended with {run.returncode} instead of the SIGKILL {context}: {run.out} {run.err}"
+        )
         assert run.err == "", f"child stderr {context}: {run.err}"
         tally.kills += 1
         setattr(tally, outcome, getattr(tally, outcome) + 1)
@@ -516,17 +552,23 @@ def pristine_for(backend: str, cache: dict[str, Pristine], tmp_path_factory: pyt
 
 
 def report(tally: Tally, p: Pristine, record_testsuite_property: Any) -> None:
-    text = tally.line() + f"\n    (uninterrupted repair {p.run_s * 1000:.0f} ms; {p.recovered} recovered records, " \
-                          f"{p.closers} closers)"
+    text = (
+        tally.line() + f"\n    (uninterrupted repair {p.run_s * 1000:.0f} ms; {p.recovered} recovered records, "
+        f"{p.closers} closers)"
+    )
     print("\n" + text)
     record_testsuite_property(f"repair_torture_{p.backend}", text)  # lands in a --junitxml report
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_kill_during_repair_short(backend: str, pristine_cache: dict[str, Pristine],
-                                  tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
-                                  record_testsuite_property: Any) -> None:
+def test_kill_during_repair_short(
+    backend: str,
+    pristine_cache: dict[str, Pristine],
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+    record_testsuite_property: Any,
+) -> None:
     """CI variant: every precise kill point once plus random kills, 8 kills per backend."""
     p = pristine_for(backend, pristine_cache, tmp_path_factory)
     tally = torture(p, tmp_path, random_kills=8 - len(KILL_POINTS[backend]), point_rounds=1, seed=2024)
@@ -537,9 +579,13 @@ def test_kill_during_repair_short(backend: str, pristine_cache: dict[str, Pristi
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_kill_during_repair_200(backend: str, pristine_cache: dict[str, Pristine],
-                                tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
-                                record_testsuite_property: Any) -> None:
+def test_kill_during_repair_200(
+    backend: str,
+    pristine_cache: dict[str, Pristine],
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+    record_testsuite_property: Any,
+) -> None:
     """At least 200 random kills per backend, plus every precise kill point five times."""
     p = pristine_for(backend, pristine_cache, tmp_path_factory)
     tally = torture(p, tmp_path, random_kills=200, point_rounds=5, seed=90_210)
@@ -550,8 +596,9 @@ def test_kill_during_repair_200(backend: str, pristine_cache: dict[str, Pristine
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_partial_backup_of_a_killed_repair_is_cleaned_up(backend: str, pristine_cache: dict[str, Pristine],
-                                                         tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+def test_partial_backup_of_a_killed_repair_is_cleaned_up(
+    backend: str, pristine_cache: dict[str, Pristine], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
     """A kill after the backup copy leaves a full-size ``.partial-`` file; the next repair must not keep it forever
     (each killed attempt would leave another copy of the log, and the free-space check counts them)."""
     p = pristine_for(backend, pristine_cache, tmp_path_factory)

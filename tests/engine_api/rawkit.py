@@ -25,11 +25,21 @@ def _bad_checksum(frame: bytes) -> bytes:
 # name -> (artifact bytes, compression)
 LOGS: dict[str, tuple[bytes, str]] = {
     # a zstd log whose last frame was cut short (a torn write)
-    "zstd-torn": (compress_frame(_HEADER_LINE) + compress_frame(user_lines(0, 1)) + compress_frame(user_lines(2))
-                  + compress_frame(user_lines(3, 4))[:-3], "zstd"),
+    "zstd-torn": (
+        compress_frame(_HEADER_LINE)
+        + compress_frame(user_lines(0, 1))
+        + compress_frame(user_lines(2))
+        + compress_frame(user_lines(3, 4))[:-3],
+        "zstd",
+    ),
     # a zstd log with a frame that fails its checksum, a good frame, then bytes that are no frame at all
-    "zstd-damaged": (compress_frame(_HEADER_LINE) + _bad_checksum(compress_frame(user_lines(0, 1)))
-                     + compress_frame(user_lines(2)) + b"GARBAGE!", "zstd"),
+    "zstd-damaged": (
+        compress_frame(_HEADER_LINE)
+        + _bad_checksum(compress_frame(user_lines(0, 1)))
+        + compress_frame(user_lines(2))
+        + b"GARBAGE!",
+        "zstd",
+    ),
     # a raw log whose last line has no newline (a torn write)
     "raw-torn": (_HEADER_LINE + user_lines(0, 1) + js_dumps(user_event(2))[:25], "none"),
     # a raw log with undecodable bytes and an empty line in the middle, then a torn tail

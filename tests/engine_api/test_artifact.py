@@ -50,8 +50,9 @@ def _in_store(name: str, storage: Path, body: Any, **kwargs: Any) -> Any:
 def _event_data_bytes(db: Path, session_id: str) -> tuple[int, int | None]:
     con = sqlite3.connect(db)
     try:
-        size, last = con.execute("SELECT sum(length(CAST(data AS BLOB))), max(time) FROM events WHERE session_id = ?",
-                                 (session_id,)).fetchone()
+        size, last = con.execute(
+            "SELECT sum(length(CAST(data AS BLOB))), max(time) FROM events WHERE session_id = ?", (session_id,)
+        ).fetchone()
     finally:
         con.close()
     return int(size or 0), last
@@ -116,8 +117,7 @@ def test_session_sizes(built: tuple[str, Path]) -> None:
 
     every, some = _in_store(name, storage, body)
     if name == "sqlite":
-        expected = {sid: _event_data_bytes(storage, sid) for sid in ("ok", "open-turn", "torn-tail", "corrupt",
-                                                                      "unsupported")}
+        expected = {sid: _event_data_bytes(storage, sid) for sid in ("ok", "open-turn", "torn-tail", "corrupt", "unsupported")}
         assert every == expected  # every session with rows, even one whose header row is bad
         assert some == {"ok": every["ok"], "missing": (0, None)}  # no rows: nothing to measure
     else:
@@ -160,8 +160,7 @@ def test_integrity_check(built: tuple[str, Path]) -> None:
     con = sqlite3.connect(storage)
     try:
         con.execute("PRAGMA writable_schema = ON")
-        root_page = con.execute(
-            "SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_events_1'").fetchone()[0]
+        root_page = con.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_events_1'").fetchone()[0]
         page_size = con.execute("PRAGMA page_size").fetchone()[0]
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
@@ -180,9 +179,11 @@ def test_read_only_twin_writes_nothing(built: tuple[str, Path]) -> None:
     def digest() -> dict[str, tuple[int, int, bytes]]:
         # SQLite's working files of a WAL database: a connection (a read-only one too) may create an
         # empty -wal and a -shm index; neither holds data.  Everything else must stay byte-identical.
-        return {str(p): (p.stat().st_size, p.stat().st_mtime_ns, p.read_bytes())
-                for p in sorted(folder.rglob("*"))
-                if p.is_file() and not p.name.endswith("-shm") and not (p.name.endswith("-wal") and p.stat().st_size == 0)}
+        return {
+            str(p): (p.stat().st_size, p.stat().st_mtime_ns, p.read_bytes())
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and not p.name.endswith("-shm") and not (p.name.endswith("-wal") and p.stat().st_size == 0)
+        }
 
     async def body(store: CoordinatedPersistence) -> None:
         before = digest()

@@ -57,17 +57,20 @@ def _bad_root(tmp_path: Path, compression: str) -> Path:
     # a transcript without any header
     plant(root, os.path.relpath(project / "empty", root), b"", compression)
     # a transcript of the other encoding (a mixed root)
-    plant(root, os.path.relpath(project / "mixed", root),
-          encode_log(header_line("mixed", WORK), [one_turn_log()], other), other)
+    plant(root, os.path.relpath(project / "mixed", root), encode_log(header_line("mixed", WORK), [one_turn_log()], other), other)
     # a session folder that is a link to a copy outside the root
     outside = tmp_path / "outside" / "linked"
     outside.mkdir(parents=True)
     (outside / artifact(root, WORK, "a", compression).name).write_bytes(artifact(root, WORK, "a", compression).read_bytes())
     os.symlink(outside, project / "linked")
     # a flat file (the legacy layout upstream refuses)
-    plant(root, os.path.relpath(project, root),
-          encode_log(header_line("flat", WORK), [one_turn_log()], compression), compression,
-          name="flat" + (".jsonl.zstd" if compression == "zstd" else ".jsonl"))
+    plant(
+        root,
+        os.path.relpath(project, root),
+        encode_log(header_line("flat", WORK), [one_turn_log()], compression),
+        compression,
+        name="flat" + (".jsonl.zstd" if compression == "zstd" else ".jsonl"),
+    )
     # a project folder that is a link out of the root
     os.symlink(tmp_path / "outside", root / "--elsewhere--")
     return root

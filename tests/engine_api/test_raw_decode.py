@@ -35,33 +35,56 @@ def event_text(seq: int) -> str:
 # name -> (lines, {line: marker message}, consumed, first provisional line) as rawtext.py gave them
 GOLDEN: dict[str, tuple[list[str], dict[int, str], int, int]] = {
     "zstd-torn": (
-        [HEADER_TEXT, *map(event_text, range(5)),
-         "torn tail: an incomplete zstd frame of 101 byte(s) at file offset 268 (not committed; repair would cut it)"],
+        [
+            HEADER_TEXT,
+            *map(event_text, range(5)),
+            "torn tail: an incomplete zstd frame of 101 byte(s) at file offset 268 (not committed; repair would cut it)",
+        ],
         {6: "torn tail: an incomplete zstd frame of 101 byte(s) at file offset 268 (not committed; repair would cut it)"},
-        268, 4,
+        268,
+        4,
     ),
     "zstd-damaged": (
-        [HEADER_TEXT,
-         "frame at file offset 79 (102 bytes) failed to decode: corrupt Zstandard session log: frame at byte 79 failed "
-         "validation",
-         event_text(2),
-         "undecodable bytes from file offset 268: corrupt Zstandard session log: invalid frame magic at byte 0"],
-        {1: "frame at file offset 79 (102 bytes) failed to decode: corrupt Zstandard session log: frame at byte 79 failed "
+        [
+            HEADER_TEXT,
+            "frame at file offset 79 (102 bytes) failed to decode: corrupt Zstandard session log: frame at byte 79 failed "
             "validation",
-         3: "undecodable bytes from file offset 268: corrupt Zstandard session log: invalid frame magic at byte 0"},
-        268, 3,
+            event_text(2),
+            "undecodable bytes from file offset 268: corrupt Zstandard session log: invalid frame magic at byte 0",
+        ],
+        {
+            1: "frame at file offset 79 (102 bytes) failed to decode: corrupt Zstandard session log: frame at byte 79 failed "
+            "validation",
+            3: "undecodable bytes from file offset 268: corrupt Zstandard session log: invalid frame magic at byte 0",
+        },
+        268,
+        3,
     ),
     "raw-torn": (
-        [HEADER_TEXT, event_text(0), event_text(1), '{"type":"user/message","s',
-         "torn tail: the last 25 byte(s) have no newline (not committed; repair would cut them)"],
+        [
+            HEADER_TEXT,
+            event_text(0),
+            event_text(1),
+            '{"type":"user/message","s',
+            "torn tail: the last 25 byte(s) have no newline (not committed; repair would cut them)",
+        ],
         {4: "torn tail: the last 25 byte(s) have no newline (not committed; repair would cut them)"},
-        236, 3,
+        236,
+        3,
     ),
     "raw-damaged": (
-        [HEADER_TEXT, event_text(0), "\ufffd\ufffd not json", "", event_text(1), '{"type":"us',
-         "torn tail: the last 11 byte(s) have no newline (not committed; repair would cut them)"],
+        [
+            HEADER_TEXT,
+            event_text(0),
+            "\ufffd\ufffd not json",
+            "",
+            event_text(1),
+            '{"type":"us',
+            "torn tail: the last 11 byte(s) have no newline (not committed; repair would cut them)",
+        ],
         {6: "torn tail: the last 11 byte(s) have no newline (not committed; repair would cut them)"},
-        249, 5,
+        249,
+        5,
     ),
 }
 
@@ -83,12 +106,14 @@ def test_lines_and_markers_are_what_the_window_showed(name: str) -> None:
 
 
 def test_damage_kinds_and_provisional_tail() -> None:
-    kinds = {name: [(type(p).__name__, getattr(p, "kind", None), p.provisional) for p in iter_raw(*LOGS[name])]
-             for name in LOGS}
-    assert kinds["zstd-torn"] == [("RawChunk", None, False)] * 3 + [("RawChunk", None, True),
-                                                                    ("RawDamage", "torn-frame", True)]
-    assert kinds["zstd-damaged"] == [("RawChunk", None, False), ("RawDamage", "bad-frame", False),
-                                     ("RawChunk", None, False), ("RawDamage", "undecodable", True)]
+    kinds = {name: [(type(p).__name__, getattr(p, "kind", None), p.provisional) for p in iter_raw(*LOGS[name])] for name in LOGS}
+    assert kinds["zstd-torn"] == [("RawChunk", None, False)] * 3 + [("RawChunk", None, True), ("RawDamage", "torn-frame", True)]
+    assert kinds["zstd-damaged"] == [
+        ("RawChunk", None, False),
+        ("RawDamage", "bad-frame", False),
+        ("RawChunk", None, False),
+        ("RawDamage", "undecodable", True),
+    ]
     assert kinds["raw-torn"] == [("RawChunk", None, False), ("RawChunk", None, True), ("RawDamage", "torn-line", True)]
     assert kinds["raw-damaged"] == kinds["raw-torn"]
 
@@ -107,8 +132,11 @@ def test_appended_bytes_decode_from_consumed(name: str) -> None:
     kept = [first.text(i) for i in range(first.tail_from)]
     assert kept + [delta.text(i) for i in range(len(delta))] == [whole.text(i) for i in range(len(whole))]
     assert delta.consumed == whole.consumed == len(grown) and delta.tail_from == whole.tail_from == -1
-    assert all(p.file_start >= first.consumed for p in iter_raw(grown[first.consumed :], compression,
-                                                                 offset=first.consumed) if isinstance(p, RawChunk))
+    assert all(
+        p.file_start >= first.consumed
+        for p in iter_raw(grown[first.consumed :], compression, offset=first.consumed)
+        if isinstance(p, RawChunk)
+    )
 
 
 def test_pieces_cover_the_file_in_order() -> None:

@@ -9,8 +9,30 @@ from hypothesis import strategies as st
 from persistence import decode_segment, encode_segment
 
 ODD_IDS = [
-    "a", "plain-ID_1.2", ".", "..", "...", "a/b", "/etc/passwd", "a\\b", "a:b", "a\0b", "a~b", "~002F", "~",
-    "x.jsonl", "x.jsonl.zstd", "😀", "é", "日本", "\ud800", "\udc00", "a\ud800b", " ", "\n", "~0041",
+    "a",
+    "plain-ID_1.2",
+    ".",
+    "..",
+    "...",
+    "a/b",
+    "/etc/passwd",
+    "a\\b",
+    "a:b",
+    "a\0b",
+    "a~b",
+    "~002F",
+    "~",
+    "x.jsonl",
+    "x.jsonl.zstd",
+    "😀",
+    "é",
+    "日本",
+    "\ud800",
+    "\udc00",
+    "a\ud800b",
+    " ",
+    "\n",
+    "~0041",
 ]
 
 
@@ -24,14 +46,17 @@ def test_round_trip_of_any_id(raw: str) -> None:
     assert decode_segment(encode_segment(raw)) == raw
 
 
-@pytest.mark.parametrize("name", [
-    "",  # no id encodes to an empty name (encode_segment refuses "")
-    "~0041",  # "A" is written literally
-    "~002e",  # escapes use uppercase hex
-    "a~00",  # a cut escape
-    "é",  # non-ASCII is always escaped
-    ".",  # "." is written as ~002E
-    "a/b",  # "/" is written as ~002F
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",  # no id encodes to an empty name (encode_segment refuses "")
+        "~0041",  # "A" is written literally
+        "~002e",  # escapes use uppercase hex
+        "a~00",  # a cut escape
+        "é",  # non-ASCII is always escaped
+        ".",  # "." is written as ~002E
+        "a/b",  # "/" is written as ~002F
+    ],
+)
 def test_names_no_id_encodes_to_are_refused(name: str) -> None:
     assert decode_segment(name) is None

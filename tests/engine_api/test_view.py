@@ -159,8 +159,9 @@ class _ReadCounter:
 
 @pytest.mark.parametrize("status", STATUSES)
 @pytest.mark.parametrize("raw", [False, True], ids=["view", "view-raw"])
-def test_view_reads_the_log_exactly_once(built: tuple[str, Path], status: str, raw: bool,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_view_reads_the_log_exactly_once(
+    built: tuple[str, Path], status: str, raw: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     name, storage = built
 
     async def body(store: CoordinatedPersistence) -> tuple[SessionView, _ReadCounter]:
@@ -249,6 +250,7 @@ def _damage_then_data(name: str, storage: Path) -> None:
     events = [*first, turn_start(n, 2), step_start(n + 1, 2, 1)]
     tail = [text_delta(n + 2 + i, 2, 1, f"t{i}") for i in range(20)]
     if name == "sqlite":
+
         async def write() -> None:
             store = open_backend(name, storage)
             try:
@@ -261,11 +263,15 @@ def _damage_then_data(name: str, storage: Path) -> None:
         con = sqlite3.connect(storage, timeout=5)
         try:
             with con:
-                con.execute("INSERT INTO events (session_id, seq, type, time, data) VALUES ('s', ?, 'assistant/chunk', ?, ?)",
-                            (n + 2, n + 3, '{"type":"text-delta","ind'))
+                con.execute(
+                    "INSERT INTO events (session_id, seq, type, time, data) VALUES ('s', ?, 'assistant/chunk', ?, ?)",
+                    (n + 2, n + 3, '{"type":"text-delta","ind'),
+                )
                 for e in tail[1:]:
-                    con.execute("INSERT INTO events (session_id, seq, type, time, data) VALUES ('s', ?, ?, ?, ?)",
-                                (e["seq"], e["type"], e["time"], js_dumps(e["data"]).decode()))
+                    con.execute(
+                        "INSERT INTO events (session_id, seq, type, time, data) VALUES ('s', ?, ?, ?, ?)",
+                        (e["seq"], e["type"], e["time"], js_dumps(e["data"]).decode()),
+                    )
         finally:
             con.close()
         return
@@ -314,4 +320,3 @@ def test_a_locked_store_is_busy_not_damaged(name: str, tmp_path: Path) -> None:
         con.close()
     assert view.status == "busy" and view.diagnosis == diagnosis
     assert view.reason.startswith("the store is busy, not damaged") and view.header is None and len(view.events) == 0
-

@@ -39,6 +39,7 @@ from app.gui.window.main_window import MainWindow  # noqa: E402
 
 Runner = Callable[..., Any]
 
+
 @pytest.fixture(scope="session")
 def _session_loop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     loop = qasync.QEventLoop(qapp, already_running=True)
@@ -84,8 +85,9 @@ def arun(qtbot: Any, aloop: asyncio.AbstractEventLoop) -> Runner:
 
 
 @pytest.fixture
-def make_window(qtbot: Any, aloop: asyncio.AbstractEventLoop, arun: Runner,
-                tmp_path: Path) -> Iterator[Callable[..., MainWindow]]:
+def make_window(
+    qtbot: Any, aloop: asyncio.AbstractEventLoop, arun: Runner, tmp_path: Path
+) -> Iterator[Callable[..., MainWindow]]:
     windows: list[MainWindow] = []
 
     def make(root: str | Path | None = None, *, session: str | None = None, poll_ms: int = 60_000) -> MainWindow:
@@ -121,7 +123,13 @@ def zoo_root(tmp_path: Path) -> Path:
     """Several upstream zstd fixture roots merged into one (balanced, crashed, torn, fork, versions, unknown)."""
     need_upstream()
     root = tmp_path / "zoo"
-    for scenario in ("balanced/root", "interrupted/before/root", "torn-tail/cut-multiblock-frame/before/root",
-                     "fork/root", "future-version/root", "unknown-event/root"):
+    for scenario in (
+        "balanced/root",
+        "interrupted/before/root",
+        "torn-tail/cut-multiblock-frame/before/root",
+        "fork/root",
+        "future-version/root",
+        "unknown-event/root",
+    ):
         copy_private(UPSTREAM / "jsonl-zstd" / scenario, root)
     return root

@@ -33,16 +33,18 @@ def need_upstream() -> None:
 def wait_listed(qtbot: Any, w: Any, *, details: bool = True) -> None:
     qtbot.waitUntil(w.controller.listed.is_set, timeout=WAIT_MS)
     if details:
-        qtbot.waitUntil(lambda: w.diagnosis_pass.is_idle() and all(r.status != "pending" for r in w.session_model.rows()),
-                        timeout=WAIT_MS)
+        qtbot.waitUntil(
+            lambda: w.diagnosis_pass.is_idle() and all(r.status != "pending" for r in w.session_model.rows()), timeout=WAIT_MS
+        )
 
 
 def wait_opened(qtbot: Any, w: Any, key: str | None = None) -> None:
     qtbot.waitUntil(lambda: bool(w.opened_keys) and (key is None or w.opened_keys[-1] == key), timeout=WAIT_MS)
 
 
-def make_turn(seq: int, turn: int, prompt: str, time: int = 1767600000000, *, chunks: int = 5,
-              close: bool = True) -> list[dict[str, Any]]:
+def make_turn(
+    seq: int, turn: int, prompt: str, time: int = 1767600000000, *, chunks: int = 5, close: bool = True
+) -> list[dict[str, Any]]:
     """One small, valid turn (prompt, streamed answer with usage, tool call and result) from ``seq`` on."""
     evs: list[dict[str, Any]] = []
 
@@ -54,23 +56,64 @@ def make_turn(seq: int, turn: int, prompt: str, time: int = 1767600000000, *, ch
 
     add("turn/start", {"turn": turn})
     add("step/start", {"turn": turn, "step": 1})
-    add("user/message", {"id": f"u{turn}", "role": "user", "content": [{"type": "text", "text": prompt}],
-                         "source": {"kind": "user"}}, surfaceOp="append")
-    cited = [add("assistant/chunk", {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "index": 0,
-                                                                        "text": f"part {i} "}}) for i in range(chunks)]
-    cited.append(add("assistant/chunk", {"turn": turn, "step": 1, "chunk": {"type": "usage", "usage": {
-        "inputTokens": 100, "outputTokens": 20}}}))
+    add(
+        "user/message",
+        {"id": f"u{turn}", "role": "user", "content": [{"type": "text", "text": prompt}], "source": {"kind": "user"}},
+        surfaceOp="append",
+    )
+    cited = [
+        add("assistant/chunk", {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": f"part {i} "}})
+        for i in range(chunks)
+    ]
+    cited.append(
+        add(
+            "assistant/chunk",
+            {"turn": turn, "step": 1, "chunk": {"type": "usage", "usage": {"inputTokens": 100, "outputTokens": 20}}},
+        )
+    )
     text = "".join(f"part {i} " for i in range(chunks))
-    add("assistant/message", {"turn": turn, "step": 1, "message": {
-        "id": f"a{turn}", "role": "assistant", "source": {"kind": "model", "provider": "p", "model": "m"},
-        "content": [{"type": "text", "text": text},
-                    {"type": "tool-call", "id": f"c{turn}", "name": "bash", "arguments": '{"command":"ls"}'}]},
-        "usage": {"inputTokens": 100, "outputTokens": 20}}, sourceEventSeqs=cited, surfaceOp="append")
+    add(
+        "assistant/message",
+        {
+            "turn": turn,
+            "step": 1,
+            "message": {
+                "id": f"a{turn}",
+                "role": "assistant",
+                "source": {"kind": "model", "provider": "p", "model": "m"},
+                "content": [
+                    {"type": "text", "text": text},
+                    {"type": "tool-call", "id": f"c{turn}", "name": "bash", "arguments": '{"command":"ls"}'},
+                ],
+            },
+            "usage": {"inputTokens": 100, "outputTokens": 20},
+        },
+        sourceEventSeqs=cited,
+        surfaceOp="append",
+    )
     call = add("tool/call", {"turn": turn, "step": 1, "callId": f"c{turn}", "name": "bash", "arguments": '{"command":"ls"}'})
-    add("tool/result", {"turn": turn, "step": 1, "message": {
-        "id": f"r{turn}", "role": "user", "source": {"kind": "tool", "callId": f"c{turn}"},
-        "content": [{"type": "tool-result", "toolCallId": f"c{turn}", "content": [{"type": "text", "text": "README.md"}],
-                     "isError": turn % 2 == 0}]}}, sourceEventSeqs=[call], surfaceOp="append")
+    add(
+        "tool/result",
+        {
+            "turn": turn,
+            "step": 1,
+            "message": {
+                "id": f"r{turn}",
+                "role": "user",
+                "source": {"kind": "tool", "callId": f"c{turn}"},
+                "content": [
+                    {
+                        "type": "tool-result",
+                        "toolCallId": f"c{turn}",
+                        "content": [{"type": "text", "text": "README.md"}],
+                        "isError": turn % 2 == 0,
+                    }
+                ],
+            },
+        },
+        sourceEventSeqs=[call],
+        surfaceOp="append",
+    )
     if close:
         add("step/end", {"turn": turn, "step": 1})
         add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})

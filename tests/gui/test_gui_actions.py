@@ -72,7 +72,8 @@ def make_root(arun: Any, tmp: Path, backend: str = "jsonl-zstd", *, age: float |
         broken = target / "-broken" / "0190aaaa-0000-7000-8000-000000000000"
         broken.mkdir(parents=True, mode=0o700)
         (broken / ("session.jsonl.zstd" if backend == "jsonl-zstd" else "session.jsonl")).write_bytes(
-            b"\x00\x01 this is not a session log \xff" * 8)
+            b"\x00\x01 this is not a session log \xff" * 8
+        )
     if age is not None:
         _age(folder, age)
     return target, folder
@@ -121,8 +122,9 @@ def wait_done(qtbot: Any, seen: list[Any], w: Any) -> tuple[str, str, str]:
 
 
 @pytest.mark.parametrize("backend", ["jsonl-zstd", "jsonl-none", "sqlite"])
-def test_repair_previews_backs_up_commits_and_reloads(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path,
-                                                      backend: str) -> None:
+def test_repair_previews_backs_up_commits_and_reloads(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, backend: str
+) -> None:
     target, folder = make_root(arun, tmp_path, backend)
     w = open_on(qtbot, make_window, target, "crashed")
     row = w.current_row()
@@ -151,8 +153,10 @@ def test_repair_previews_backs_up_commits_and_reloads(qtbot: Any, make_window: A
     assert stat.S_IMODE(bak.stat().st_mode) == 0o600
     assert digest(folder) != before
     qtbot.waitUntil(lambda: w.session_model.find_id("crashed").status == "ok", timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: w.loader.current is not None and w.loader.current.loaded
-                    and w.loader.current.diagnosis.status == "ok", timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: w.loader.current is not None and w.loader.current.loaded and w.loader.current.diagnosis.status == "ok",
+        timeout=WAIT_MS,
+    )
     last_turn = w.timeline_model.node(w.timeline_model.index(w.timeline_model.rowCount() - 1, 0))
     assert last_turn.label == "Turn 2" and INTERRUPTED in last_turn.flags
     assert not w.menus.repair.isEnabled()
@@ -171,8 +175,7 @@ def test_repair_cancel_writes_nothing(qtbot: Any, make_window: Any, arun: Any, t
     assert w.session_model.find_id("crashed").status == "open-turn"
 
 
-def test_repair_liveness_guard_needs_an_explicit_override(qtbot: Any, make_window: Any, arun: Any,
-                                                          tmp_path: Path) -> None:
+def test_repair_liveness_guard_needs_an_explicit_override(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
     target, folder = make_root(arun, tmp_path, age=None)  # just written: an agent may still be running
     w = open_on(qtbot, make_window, target, "crashed")
     seen = record_done(w)
@@ -188,8 +191,7 @@ def test_repair_liveness_guard_needs_an_explicit_override(qtbot: Any, make_windo
     assert len(backups(folder)) == 1 and digest(folder) != before
 
 
-def test_repair_refuses_if_the_log_changed_after_the_preview(qtbot: Any, make_window: Any, arun: Any,
-                                                             tmp_path: Path) -> None:
+def test_repair_refuses_if_the_log_changed_after_the_preview(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
     target, folder = make_root(arun, tmp_path)
     w = open_on(qtbot, make_window, target, "crashed")
     seen = record_done(w)
@@ -206,8 +208,7 @@ def test_repair_refuses_if_the_log_changed_after_the_preview(qtbot: Any, make_wi
     qtbot.waitUntil(lambda: w.session_ops.error_box is not None and w.session_ops.error_box.isVisible(), timeout=WAIT_MS)
 
 
-def test_corrupt_log_is_never_repaired_but_can_be_copied(qtbot: Any, make_window: Any, arun: Any,
-                                                          tmp_path: Path) -> None:
+def test_corrupt_log_is_never_repaired_but_can_be_copied(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
     target, folder = make_root(arun, tmp_path)
     w = make_window(target)
     wait_listed(qtbot, w)
@@ -233,8 +234,9 @@ def test_corrupt_log_is_never_repaired_but_can_be_copied(qtbot: Any, make_window
 
 
 @pytest.mark.parametrize("scenario", ["interrupted", "torn-tail/cut-multiblock-frame"])
-def test_window_repair_of_upstream_fixture_matches_upstream_after(qtbot: Any, make_window: Any, tmp_path: Path,
-                                                                  scenario: str) -> None:
+def test_window_repair_of_upstream_fixture_matches_upstream_after(
+    qtbot: Any, make_window: Any, tmp_path: Path, scenario: str
+) -> None:
     need_upstream()
     base = UPSTREAM / "jsonl-zstd" / scenario
     root = copy_private(base / "before" / "root", tmp_path / "root")
@@ -354,8 +356,9 @@ def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return calls
 
 
-def test_resume_opens_the_template_command_in_a_terminal(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path,
-                                                          fake_tools: Path) -> None:
+def test_resume_opens_the_template_command_in_a_terminal(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, fake_tools: Path
+) -> None:
     target, folder = make_root(arun, tmp_path)
     w = open_on(qtbot, make_window, target, "calm")
     before = digest(folder)
@@ -375,8 +378,9 @@ def test_resume_opens_the_template_command_in_a_terminal(qtbot: Any, make_window
     assert digest(folder) == before  # a balanced session is resumed without any write
 
 
-def test_resume_of_a_crashed_session_repairs_only_after_confirmation(qtbot: Any, make_window: Any, arun: Any,
-                                                                      tmp_path: Path, fake_tools: Path) -> None:
+def test_resume_of_a_crashed_session_repairs_only_after_confirmation(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, fake_tools: Path
+) -> None:
     target, folder = make_root(arun, tmp_path)
     w = open_on(qtbot, make_window, target, "crashed")
     seen = record_done(w)
@@ -394,8 +398,9 @@ def test_resume_of_a_crashed_session_repairs_only_after_confirmation(qtbot: Any,
     qtbot.waitUntil(lambda: w.session_model.find_id("crashed").status == "ok", timeout=WAIT_MS)
 
 
-def test_resume_cancel_and_missing_harness_write_nothing(qtbot: Any, make_window: Any, arun: Any,
-                                                         tmp_path: Path, fake_tools: Path) -> None:
+def test_resume_cancel_and_missing_harness_write_nothing(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, fake_tools: Path
+) -> None:
     target, folder = make_root(arun, tmp_path)
     w = open_on(qtbot, make_window, target, "crashed")
     before = digest(folder)
@@ -431,8 +436,9 @@ def test_actions_follow_the_selected_status(qtbot: Any, make_window: Any, arun: 
     assert w.menus.repair.isEnabled()
 
 
-def test_resume_with_the_guard_overridden_repairs_then_launches(qtbot: Any, make_window: Any, arun: Any,
-                                                                 tmp_path: Path, fake_tools: Path) -> None:
+def test_resume_with_the_guard_overridden_repairs_then_launches(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, fake_tools: Path
+) -> None:
     """Every choice is read before the dialog goes away (it is deleted while the launch is checked)."""
     target, folder = make_root(arun, tmp_path, age=None)  # just written: the guard objects
     w = open_on(qtbot, make_window, target, "crashed")
@@ -451,8 +457,9 @@ def test_resume_with_the_guard_overridden_repairs_then_launches(qtbot: Any, make
     assert fake_tools.read_text().splitlines() == ["-e", "dsh --profile tui --resume crashed"]
 
 
-def test_resuming_a_session_that_is_being_written_needs_the_override(qtbot: Any, make_window: Any, arun: Any,
-                                                                      tmp_path: Path) -> None:
+def test_resuming_a_session_that_is_being_written_needs_the_override(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path
+) -> None:
     target, _folder = make_root(arun, tmp_path, age=None)
     w = open_on(qtbot, make_window, target, "calm")  # balanced, but written a moment ago
     seen = record_done(w)

@@ -34,8 +34,10 @@ def _shot(w: Any, qtbot: Any, name: str, width: int, height: int) -> None:
 
 
 def _events(turn_start_only: bool = False) -> list[dict[str, Any]]:
-    evs = [{"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}},
-           {"type": "turn/end", "seq": 1, "time": 2, "data": {"turn": 1, "reason": {"kind": "completed"}}}]
+    evs = [
+        {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}},
+        {"type": "turn/end", "seq": 1, "time": 2, "data": {"turn": 1, "reason": {"kind": "completed"}}},
+    ]
     return evs[:1] if turn_start_only else evs
 
 
@@ -83,15 +85,21 @@ def _rows(w: Any) -> dict[str, Any]:
     return {r.session_id: r for r in w.session_model.rows()}
 
 
-def test_bad_sessions_are_bad_rows_and_the_rest_are_judged(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_sessions_are_bad_rows_and_the_rest_are_judged(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "root"
     _write(arun, root, ["alpha", "beta", "locked"])
     for name, header in (("inf-version", b'"version":1e400'), ("inf-seed", b'"version":0,"seedLength":1e400')):
         p = Path(log_path(str(root), "/w", name, "none"))
         p.parent.mkdir(mode=0o700)
-        p.write_bytes(b'{"type":"session",' + header + b',"id":"' + name.encode()
-                      + b'","createdAt":1767600000000,"cwd":"/w","delegationDepth":0}\n')
+        p.write_bytes(
+            b'{"type":"session",'
+            + header
+            + b',"id":"'
+            + name.encode()
+            + b'","createdAt":1767600000000,"cwd":"/w","delegationDepth":0}\n'
+        )
     outside = tmp_path / "outside"
     _write(arun, outside, ["linked"])
     os.symlink(outside / "--w--" / "linked", root / "--w--" / "linked")
@@ -117,8 +125,7 @@ def test_bad_sessions_are_bad_rows_and_the_rest_are_judged(qtbot: Any, make_wind
     _shot(w, qtbot, "badrow.png", 1400, 520)
 
 
-def test_a_sqlite_row_that_fails_validation_is_one_bad_row(qtbot: Any, make_window: Any, arun: Any,
-                                                          tmp_path: Path) -> None:
+def test_a_sqlite_row_that_fails_validation_is_one_bad_row(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
     from persistence.sqlite.backend import SqliteSessionPersistence
 
     db = tmp_path / "s.sqlite"
@@ -143,8 +150,9 @@ def test_a_sqlite_row_that_fails_validation_is_one_bad_row(qtbot: Any, make_wind
 
 
 @pytest.mark.parametrize("damage", ["sqlite-schema", "jsonl-root-unreadable"])
-def test_a_bad_root_shows_its_error_in_the_list_area(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+def test_a_bad_root_shows_its_error_in_the_list_area(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
     if damage == "sqlite-schema":
         from persistence.sqlite.backend import SqliteSessionPersistence
 

@@ -119,8 +119,9 @@ def test_raw_lines_model(qtmodeltester: Any, zoo_root: Path) -> None:
     delta = decode_jsonl(data[text.consumed :], "zstd", offset=text.consumed)
     model.apply_growth(delta)
     assert model.text.tail_from < 0
-    assert [model.text.line_text(i, None) for i in range(len(model.text))] == \
-        [decode_jsonl(data, "zstd").line_text(i, None) for i in range(len(model.text))]
+    assert [model.text.line_text(i, None) for i in range(len(model.text))] == [
+        decode_jsonl(data, "zstd").line_text(i, None) for i in range(len(model.text))
+    ]
     qtmodeltester.check(model)
     model.set_text(RawText())
     qtmodeltester.check(model)
@@ -137,8 +138,7 @@ def test_header_fields_model(qtmodeltester: Any, zoo_root: Path) -> None:
     links = [model.data(model.index(i, 1), 0x0100 + 1) for i in range(model.rowCount())]
     assert parent.key in links
     names = [model.data(model.index(i, 0)) for i in range(model.rowCount())]
-    for field in ("version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin", "delegationDepth",
-                  "agentPreset"):
+    for field in ("version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin", "delegationDepth", "agentPreset"):
         assert field in names
 
 

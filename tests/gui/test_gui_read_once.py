@@ -33,8 +33,9 @@ def _count_calls(monkeypatch: pytest.MonkeyPatch, target: Any, names: tuple[str,
         monkeypatch.setattr(target, name, call)
 
 
-def test_opening_a_session_reads_its_log_once(make_window: Any, qtbot: Any, zoo_root: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_opening_a_session_reads_its_log_once(
+    make_window: Any, qtbot: Any, zoo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     w = make_window(zoo_root)
     wait_listed(qtbot, w)
     qtbot.waitUntil(lambda: bool(w.opened_keys), timeout=WAIT_MS)  # the first row opens by itself

@@ -51,8 +51,9 @@ class _Counter:
 
 
 @pytest.mark.parametrize("compression", ["zstd", "none"])
-def test_watched_changes_update_rows_and_the_open_session(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path,
-                                                          compression: str) -> None:
+def test_watched_changes_update_rows_and_the_open_session(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, compression: str
+) -> None:
     root = tmp_path / "root"
     arun(_make_root(root, ["s1", "s2"], compression=compression))
     w = make_window(root, session="s1")
@@ -87,8 +88,9 @@ def test_watched_changes_update_rows_and_the_open_session(qtbot: Any, make_windo
     assert sorted(r.session_id for r in w.session_model.rows()) == ["s1", "s3"]
 
 
-def test_open_turn_follows_live_appends_and_drops_synthetic_closers(qtbot: Any, make_window: Any, arun: Any,
-                                                                   tmp_path: Path) -> None:
+def test_open_turn_follows_live_appends_and_drops_synthetic_closers(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path
+) -> None:
     root = tmp_path / "root"
     writer = JsonlSessionPersistence(root)  # one live writer, as the harness keeps it while a turn runs
     first = make_turn(0, 1, "x")
@@ -104,9 +106,15 @@ def test_open_turn_follows_live_appends_and_drops_synthetic_closers(qtbot: Any, 
     tl = w.timeline_model
     assert "synthetic" in tl.node(tl.index(1, 0)).flags  # inspect() closed the running turn in memory
     assert w.session_model.find_id("live").status == "open-turn"
-    arun(writer.append("live", [{"type": "step/end", "seq": seq, "time": 1, "data": {"turn": 2, "step": 1}},
-                                {"type": "turn/end", "seq": seq + 1, "time": 2,
-                                 "data": {"turn": 2, "reason": {"kind": "completed"}}}]))
+    arun(
+        writer.append(
+            "live",
+            [
+                {"type": "step/end", "seq": seq, "time": 1, "data": {"turn": 2, "step": 1}},
+                {"type": "turn/end", "seq": seq + 1, "time": 2, "data": {"turn": 2, "reason": {"kind": "completed"}}},
+            ],
+        )
+    )
     arun(writer.close())
     qtbot.waitUntil(lambda: "synthetic" not in tl.node(tl.index(1, 0)).flags, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: w.session_model.find_id("live").status == "ok", timeout=WAIT_MS)
@@ -153,8 +161,9 @@ def test_sqlite_store_follows_a_live_writer(qtbot: Any, make_window: Any, arun: 
     arun(writer.close())
 
 
-def test_a_long_session_previews_its_tail_then_keeps_the_users_row(qtbot: Any, make_window: Any, arun: Any,
-                                                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_session_previews_its_tail_then_keeps_the_users_row(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import app.gui.controllers.session_loader as session_loader
 
     monkeypatch.setattr(session_loader, "PREVIEW_EVENTS", 200)
@@ -185,8 +194,9 @@ def test_a_long_session_previews_its_tail_then_keeps_the_users_row(qtbot: Any, m
     assert w.timeline_pane.current_node().first_seq == picked_seq  # the full read did not move the user
 
 
-def test_stopping_a_long_load_during_its_preview_says_so(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stopping_a_long_load_during_its_preview_says_so(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import app.gui.controllers.session_loader as session_loader
 
     monkeypatch.setattr(session_loader, "PREVIEW_EVENTS", 200)

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.mark.parametrize("backend", ["jsonl-zstd", "jsonl-none"])
-def test_lost_records_in_a_backup_are_offered_and_restored(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path,
-                                                            backend: str) -> None:
+def test_lost_records_in_a_backup_are_offered_and_restored(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, backend: str
+) -> None:
     target, folder = make_root(arun, tmp_path, backend)
     w0 = open_on(qtbot, make_window, target, "calm")
     artifact = Path(w0.current_row().path)
@@ -54,8 +55,7 @@ def test_lost_records_in_a_backup_are_offered_and_restored(qtbot: Any, make_wind
     assert len(backups(folder)) == 2  # the restored one and the state it replaced
 
 
-def test_repair_dialog_requires_consent_to_cut_intact_records(qtbot: Any, make_window: Any, arun: Any,
-                                                             tmp_path: Path) -> None:
+def test_repair_dialog_requires_consent_to_cut_intact_records(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
     target, folder = make_root(arun, tmp_path, "jsonl-none")
     w0 = open_on(qtbot, make_window, target, "crashed")
     artifact = Path(w0.current_row().path)

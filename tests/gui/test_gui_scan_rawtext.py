@@ -90,16 +90,28 @@ def test_torn_and_corrupt_artifacts_decode_what_they_can(tmp_path: Path) -> None
     assert rows.line_for_seq(0) == 0 and rows.source == "rows"
 
 
-@pytest.mark.parametrize(("line", "members"), [
-    (b'{"type":"text-chunks","seq0":4,"time0":2,"data":{"turn":1,"step":1,"index":0,"dt":[1,2,3],"texts":["a","b","c","d"]}}', 4),
-    (b'{"type":"text-chunks","seq0":4,"time0":2,"data":{"turn":1,"step":1,"index":0,"dt":[],"texts":["a"]}}', 1),
-    # an escaped "dt":[ inside the call id comes first and must not be counted
-    (b'{"type":"tool-call-chunks","seq0":1,"time0":2,"data":{"turn":1,"step":1,"index":0,"id":"x\\"dt\\":[9,9,9]",'
-     b'"dt":[5,-1],"args":["a","b","c"]}}', 3),
-    # texts that mention "dt":[ after the real one do not matter
-    (b'{"type":"text-chunks","seq0":0,"time0":2,"data":{"turn":1,"step":1,"index":0,"dt":[7],'
-     b'"texts":["\\"dt\\":[1,2,3,4]","b"]}}', 2),
-])
+@pytest.mark.parametrize(
+    ("line", "members"),
+    [
+        (
+            b'{"type":"text-chunks","seq0":4,"time0":2,"data":{"turn":1,"step":1,"index":0,"dt":[1,2,3],"texts":["a","b","c","d"]}}',
+            4,
+        ),
+        (b'{"type":"text-chunks","seq0":4,"time0":2,"data":{"turn":1,"step":1,"index":0,"dt":[],"texts":["a"]}}', 1),
+        # an escaped "dt":[ inside the call id comes first and must not be counted
+        (
+            b'{"type":"tool-call-chunks","seq0":1,"time0":2,"data":{"turn":1,"step":1,"index":0,"id":"x\\"dt\\":[9,9,9]",'
+            b'"dt":[5,-1],"args":["a","b","c"]}}',
+            3,
+        ),
+        # texts that mention "dt":[ after the real one do not matter
+        (
+            b'{"type":"text-chunks","seq0":0,"time0":2,"data":{"turn":1,"step":1,"index":0,"dt":[7],'
+            b'"texts":["\\"dt\\":[1,2,3,4]","b"]}}',
+            2,
+        ),
+    ],
+)
 def test_packed_row_member_count_without_a_full_parse(line: bytes, members: int) -> None:
     from app.gui.models.raw_text import _row_members
 

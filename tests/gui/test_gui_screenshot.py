@@ -37,7 +37,13 @@ def test_cli_screenshot_smoke(demo_root: str, tmp_path: Path) -> None:
     out = tmp_path / "cli.png"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO))
     env["SESSIONSCOPE_DATA_DIR"] = str(Path(demo_root).parent)  # reuse the demo built for this test session
-    proc = subprocess.run([sys.executable, "-m", "app", "--demo", "--screenshot", str(out)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=80)
+    proc = subprocess.run(
+        [sys.executable, "-m", "app", "--demo", "--screenshot", str(out)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=80,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     _check_png(out)

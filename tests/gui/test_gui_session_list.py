@@ -20,8 +20,9 @@ def _statuses(w: Any) -> dict[str, str]:
     return {r.session_id: r.status for r in w.session_model.rows()}
 
 
-def test_upstream_fixtures_list_every_log_with_the_engines_status(qtbot: Any, make_window: Any, arun: Any,
-                                                                  zoo_root: Path) -> None:
+def test_upstream_fixtures_list_every_log_with_the_engines_status(
+    qtbot: Any, make_window: Any, arun: Any, zoo_root: Path
+) -> None:
     w = make_window(zoo_root)
     wait_listed(qtbot, w)
     got = _statuses(w)

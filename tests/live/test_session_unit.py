@@ -48,23 +48,26 @@ def user_data(text: str, msg_id: str = "u1") -> dict[str, Any]:
 # ---------------------------------------------------------------- header (rules 3-8)
 
 
-@pytest.mark.parametrize(("field", "value", "phrase"), [
-    ("createdAt", -1, "createdAt must be a non-negative safe integer"),
-    ("createdAt", 1.5, "createdAt must be a non-negative safe integer"),
-    ("createdAt", "123", "createdAt must be a non-negative safe integer"),
-    # 2**53 is outside the lossless int range of the port (§2.4), so the snapshot refuses it first
-    ("createdAt", 2**53, "not losslessly JSON-serializable"),
-    ("cwd", "relative/path", "cwd must be an absolute path"),
-    ("seedLength", -1, "seedLength must be a non-negative safe integer"),
-    ("seedLength", 0.5, "seedLength must be a non-negative safe integer"),
-    ("seedLength", "1", "seedLength must be a non-negative safe integer"),
-    ("origin", "fork", 'origin must be "subagent"'),
-    ("delegationDepth", -1, "delegationDepth must be a non-negative safe integer"),
-    ("delegationDepth", 0.5, "delegationDepth must be a non-negative safe integer"),
-    ("agentPreset", 1, "agentPreset must be a string"),
-    ("parentSession", 1, "parentSession must be a string"),
-    ("version", 1, "header version must be 0"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "phrase"),
+    [
+        ("createdAt", -1, "createdAt must be a non-negative safe integer"),
+        ("createdAt", 1.5, "createdAt must be a non-negative safe integer"),
+        ("createdAt", "123", "createdAt must be a non-negative safe integer"),
+        # 2**53 is outside the lossless int range of the port (§2.4), so the snapshot refuses it first
+        ("createdAt", 2**53, "not losslessly JSON-serializable"),
+        ("cwd", "relative/path", "cwd must be an absolute path"),
+        ("seedLength", -1, "seedLength must be a non-negative safe integer"),
+        ("seedLength", 0.5, "seedLength must be a non-negative safe integer"),
+        ("seedLength", "1", "seedLength must be a non-negative safe integer"),
+        ("origin", "fork", 'origin must be "subagent"'),
+        ("delegationDepth", -1, "delegationDepth must be a non-negative safe integer"),
+        ("delegationDepth", 0.5, "delegationDepth must be a non-negative safe integer"),
+        ("agentPreset", 1, "agentPreset must be a string"),
+        ("parentSession", 1, "parentSession must be a string"),
+        ("version", 1, "header version must be 0"),
+    ],
+)
 def test_rules_2_to_8_header_validation(field: str, value: Any, phrase: str) -> None:
     header = meta("s", "/w")
     header[field] = value
@@ -73,8 +76,7 @@ def test_rules_2_to_8_header_validation(field: str, value: Any, phrase: str) -> 
 
 
 def test_rules_4_to_6_accepted_header_values() -> None:
-    s = Session(meta("s", "/w", seedLength=10, origin="subagent", delegationDepth=2, agentPreset="coder",
-                     parentSession="p"))
+    s = Session(meta("s", "/w", seedLength=10, origin="subagent", delegationDepth=2, agentPreset="coder", parentSession="p"))
     assert s.header.seed_length == 10 and s.header.origin == "subagent" and s.header.delegation_depth == 2
     assert s.events == [] and s.first_live_seq == 0
 
@@ -99,13 +101,22 @@ def test_append_builds_the_upstream_envelope_in_order() -> None:
     s.append("turn/start", {"turn": 1})
     e = s.append("user/message", user_data("hi"), surface_op="append", source_event_seqs=[0])
     assert list(e.wire) == ["type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp"]
-    assert plain(e) == {"type": "user/message", "seq": 1, "time": 4242, "data": user_data("hi"),
-                        "sourceEventSeqs": [0], "surfaceOp": "append"}
+    assert plain(e) == {
+        "type": "user/message",
+        "seq": 1,
+        "time": 4242,
+        "data": user_data("hi"),
+        "sourceEventSeqs": [0],
+        "surfaceOp": "append",
+    }
     assert (s.seq, len(s.events)) == (2, 2)
 
 
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -0.0, {1, 2}, (1, 2), object(), 2**53, b"x", {1: "a"}],
-                         ids=["nan", "inf", "neg-zero", "set", "tuple", "object", "unsafe-int", "bytes", "int-key"])
+@pytest.mark.parametrize(
+    "bad",
+    [float("nan"), float("inf"), -0.0, {1, 2}, (1, 2), object(), 2**53, b"x", {1: "a"}],
+    ids=["nan", "inf", "neg-zero", "set", "tuple", "object", "unsafe-int", "bytes", "int-key"],
+)
 def test_rule_10_non_lossless_data_is_refused_and_nothing_is_logged(bad: Any) -> None:
     s = fresh()
     with pytest.raises(SessionArgumentError, match='session event "user/message" carries non-JSON-serializable data'):
@@ -158,10 +169,13 @@ def test_rule_12_deeply_nested_data_is_accepted() -> None:
     assert s.seq == 1
 
 
-@pytest.mark.parametrize(("etype", "data", "phrase"), [
-    ("request/header-delta", {"delta": {}}, "unsupported legacy request/header-delta"),
-    ("request/header", {"reason": "fallback", "header": {}}, 'unsupported legacy request/header reason "fallback"'),
-])
+@pytest.mark.parametrize(
+    ("etype", "data", "phrase"),
+    [
+        ("request/header-delta", {"delta": {}}, "unsupported legacy request/header-delta"),
+        ("request/header", {"reason": "fallback", "header": {}}, 'unsupported legacy request/header reason "fallback"'),
+    ],
+)
 def test_S_51_S_52_legacy_vocabulary_is_refused_and_the_log_stays_empty(etype: str, data: Any, phrase: str) -> None:
     s = fresh()
     with pytest.raises(SessionValidationError, match=phrase) as info:
@@ -170,19 +184,26 @@ def test_S_51_S_52_legacy_vocabulary_is_refused_and_the_log_stays_empty(etype: s
     assert s.seq == 0 and s.events == []
 
 
-@pytest.mark.parametrize(("etype", "data", "kwargs", "phrase"), [
-    ("user/message", user_data("hi"), {}, "requires a surfaceOp marker"),
-    ("turn/start", {"turn": 1}, {"surface_op": "append"}, "not surface-eligible and cannot carry surfaceOp"),
-    ("turn/start", {"turn": 1}, {"source_event_seqs": [0]}, "not surface-eligible and cannot carry sourceEventSeqs"),
-    ("user/message", user_data("hi"), {"surface_op": "prepend"}, "carries an invalid surfaceOp"),
-    ("user/message", user_data("hi"), {"surface_op": {"op": "replace", "start": 0}}, "invalid replace surfaceOp"),
-    ("user/message", user_data("hi"), {"surface_op": "append", "source_event_seqs": []},
-     "must not be empty except on assistant/message"),
-    ("user/message", user_data("hi"), {"surface_op": "append", "source_event_seqs": [0, 0]}, "must not contain duplicates"),
-    ("user/message", user_data("hi"), {"surface_op": "append", "source_event_seqs": [1]}, "must reference earlier events"),
-    ("user/message", {"content": [], "source": {"kind": "user"}}, {"surface_op": "append"}, "lacks an identified message"),
-    ("user/message", {**user_data("hi"), "role": "assistant"}, {"surface_op": "append"}, 'message must have role "user"'),
-])
+@pytest.mark.parametrize(
+    ("etype", "data", "kwargs", "phrase"),
+    [
+        ("user/message", user_data("hi"), {}, "requires a surfaceOp marker"),
+        ("turn/start", {"turn": 1}, {"surface_op": "append"}, "not surface-eligible and cannot carry surfaceOp"),
+        ("turn/start", {"turn": 1}, {"source_event_seqs": [0]}, "not surface-eligible and cannot carry sourceEventSeqs"),
+        ("user/message", user_data("hi"), {"surface_op": "prepend"}, "carries an invalid surfaceOp"),
+        ("user/message", user_data("hi"), {"surface_op": {"op": "replace", "start": 0}}, "invalid replace surfaceOp"),
+        (
+            "user/message",
+            user_data("hi"),
+            {"surface_op": "append", "source_event_seqs": []},
+            "must not be empty except on assistant/message",
+        ),
+        ("user/message", user_data("hi"), {"surface_op": "append", "source_event_seqs": [0, 0]}, "must not contain duplicates"),
+        ("user/message", user_data("hi"), {"surface_op": "append", "source_event_seqs": [1]}, "must reference earlier events"),
+        ("user/message", {"content": [], "source": {"kind": "user"}}, {"surface_op": "append"}, "lacks an identified message"),
+        ("user/message", {**user_data("hi"), "role": "assistant"}, {"surface_op": "append"}, 'message must have role "user"'),
+    ],
+)
 def test_rules_15_27_surface_and_shape_checks_on_append(etype: str, data: Any, kwargs: dict[str, Any], phrase: str) -> None:
     """Rules 15/27 + the [PY-DECISION] of §2.2: message shapes are validated on append too."""
     s = fresh()
@@ -204,21 +225,20 @@ def test_rules_25_26_surface_replace() -> None:
     s.append("user/message", user_data("a", "m0"), surface_op="append")
     s.append("user/message", user_data("b", "m1"), surface_op="append")
     with pytest.raises(SessionValidationError, match="missing 1"):
-        s.append("user/message", user_data("c", "m2"), surface_op={"op": "replace", "start": 0, "end": 1},
-                 source_event_seqs=[0])
+        s.append("user/message", user_data("c", "m2"), surface_op={"op": "replace", "start": 0, "end": 1}, source_event_seqs=[0])
     with pytest.raises(SessionValidationError, match="start seq 5 not found in surface"):
-        s.append("user/message", user_data("c", "m2"), surface_op={"op": "replace", "start": 5, "end": 1},
-                 source_event_seqs=[0, 1])
+        s.append(
+            "user/message", user_data("c", "m2"), surface_op={"op": "replace", "start": 5, "end": 1}, source_event_seqs=[0, 1]
+        )
     with pytest.raises(SessionValidationError, match="start seq 1 is after end seq 0"):
-        s.append("user/message", user_data("c", "m2"), surface_op={"op": "replace", "start": 1, "end": 0},
-                 source_event_seqs=[0, 1])
-    s.append("user/message", user_data("c", "m2"), surface_op={"op": "replace", "start": 0, "end": 1},
-             source_event_seqs=[0, 1])
+        s.append(
+            "user/message", user_data("c", "m2"), surface_op={"op": "replace", "start": 1, "end": 0}, source_event_seqs=[0, 1]
+        )
+    s.append("user/message", user_data("c", "m2"), surface_op={"op": "replace", "start": 0, "end": 1}, source_event_seqs=[0, 1])
     assert s.seq == 3
     # the replaced nodes are gone from the surface: replacing them again fails
     with pytest.raises(SessionValidationError, match="not found in surface"):
-        s.append("user/message", user_data("d", "m3"), surface_op={"op": "replace", "start": 0, "end": 0},
-                 source_event_seqs=[0])
+        s.append("user/message", user_data("d", "m3"), surface_op={"op": "replace", "start": 0, "end": 0}, source_event_seqs=[0])
 
 
 def test_rule_28_tool_result_replacement_may_change_only_content() -> None:
@@ -247,10 +267,20 @@ def test_rule_19_unknown_plugin_types_are_accepted_by_the_session() -> None:
 # ---------------------------------------------------------------- seeds (rules 13-22)
 
 
-@pytest.mark.parametrize("patch", [
-    {"extra": 1}, {"seq": "0"}, {"seq": 0.5}, {"seq": -1}, {"time": "1"}, {"time": 0.5}, {"ignorable": False},
-    {"ignorable": "yes"},
-], ids=lambda p: "-".join(f"{k}={v!r}" for k, v in p.items()))
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"extra": 1},
+        {"seq": "0"},
+        {"seq": 0.5},
+        {"seq": -1},
+        {"time": "1"},
+        {"time": 0.5},
+        {"ignorable": False},
+        {"ignorable": "yes"},
+    ],
+    ids=lambda p: "-".join(f"{k}={v!r}" for k, v in p.items()),
+)
 def test_rule_13_invalid_seed_envelopes(patch: dict[str, Any]) -> None:
     bad = {**turn_start(0, 1), **patch}
     with pytest.raises(SessionPersistenceError, match="seed event at index 0 has an invalid event envelope"):

@@ -110,16 +110,19 @@ def test_fork_at_the_turn_boundary_reproduces_upstreams_child(name: str, tmp_pat
         p: CoordinatedPersistence = open_backend(name, storage)
         store = SessionStore(p, clock=lambda: CHILD_CREATED_AT)
         try:
-            child = await store.fork(PARENT, boundary=SEED_LENGTH - 1, new_id=CHILD,
-                                     meta={"origin": "subagent", "delegationDepth": 1, "agentPreset": "explorer"})
+            child = await store.fork(
+                PARENT,
+                boundary=SEED_LENGTH - 1,
+                new_id=CHILD,
+                meta={"origin": "subagent", "delegationDepth": 1, "agentPreset": "explorer"},
+            )
             assert child.first_live_seq == SEED_LENGTH and child.next_turn == 2
             assert not p.is_live(PARENT)  # a cold source is read, never published or written
             await store.close()
         finally:
             await p.close()
         meta, events = await read(name, storage, CHILD)
-        assert (meta.parent_session, meta.seed_length, meta.cwd, meta.created_at) == (PARENT, SEED_LENGTH, CWD,
-                                                                                      CHILD_CREATED_AT)
+        assert (meta.parent_session, meta.seed_length, meta.cwd, meta.created_at) == (PARENT, SEED_LENGTH, CWD, CHILD_CREATED_AT)
         assert (meta.origin, meta.delegation_depth, meta.agent_preset) == ("subagent", 1, "explorer")
         assert len(events) == SEED_LENGTH + 1
         assert events == upstream_child[: SEED_LENGTH + 1]  # seed, then the marker at seq 232
@@ -151,10 +154,9 @@ def test_resume_of_the_fork_child_continues_turn_numbering(name: str, tmp_path: 
         finally:
             await p.close()
         meta, after = await read(name, storage, CHILD)
-        assert (meta.parent_session, meta.seed_length, meta.origin, meta.delegation_depth) == (PARENT, SEED_LENGTH,
-                                                                                               "subagent", 1)
+        assert (meta.parent_session, meta.seed_length, meta.origin, meta.delegation_depth) == (PARENT, SEED_LENGTH, "subagent", 1)
         assert after[: len(before)] == before
-        assert types(after[len(before):]) == [END_SEED, "turn/start", "turn/end"]
+        assert types(after[len(before) :]) == [END_SEED, "turn/start", "turn/end"]
         assert [i for i, e in enumerate(after) if e["type"] == END_SEED] == [SEED_LENGTH, len(before)]
         assert [e["seq"] for e in after] == list(range(len(after)))
 
@@ -210,7 +212,7 @@ def test_resume_of_the_interrupted_log_commits_upstreams_repair(name: str, tmp_p
             n = len(upstream_repaired)
             assert plain(s.events)[:n] == upstream_repaired
             assert s.events[n].type == END_SEED and s.first_live_seq == n
-            closers = upstream_repaired[len(before):]
+            closers = upstream_repaired[len(before) :]
             assert types(closers) == ["tool/result", "tool/result", "step/end", "turn/end"]
             assert [c["data"]["error"]["code"] for c in closers[:2]] == ["TOOL_OUTCOME_UNKNOWN", "TOOL_NOT_STARTED"]
             assert s.next_turn == 3
@@ -222,7 +224,7 @@ def test_resume_of_the_interrupted_log_commits_upstreams_repair(name: str, tmp_p
         _, events = await read(name, storage, CRASHED)
         assert events[: len(before)] == before  # the crashed log itself is never rewritten
         assert events[: len(upstream_repaired)] == upstream_repaired
-        assert types(events[len(upstream_repaired):]) == [END_SEED, "turn/start", "turn/end"]
+        assert types(events[len(upstream_repaired) :]) == [END_SEED, "turn/start", "turn/end"]
         if name != "sqlite":  # the repair batch is byte-identical to upstream's
             ours = artifact_units(name, jsonl_file(name, storage, CRASHED))
             assert ours[: len(upstream_units)] == upstream_units
@@ -254,7 +256,7 @@ def test_cold_fork_of_the_interrupted_log_never_repairs_it(name: str, tmp_path: 
         meta, events = await read(name, storage, "turn-1-only")
         assert (meta.parent_session, meta.seed_length) == (CRASHED, boundary + 1)
         assert events[: boundary + 1] == before[: boundary + 1]
-        assert types(events)[boundary + 1:] == [END_SEED]
+        assert types(events)[boundary + 1 :] == [END_SEED]
 
     run(body())
 

@@ -32,14 +32,18 @@ TEXT = st.one_of(
     st.sampled_from(["", "\ud800", "a\udc00b", "é😀", "\u2028\u2029", "\x00\x1f\x7f", '"\\/', "\n\r\t", "你好"]),
 )
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER),
+    st.none(),
+    st.booleans(),
+    st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER),
     st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: not (f == 0 and math.copysign(1, f) < 0)),
     TEXT,
 )
 JSON_VALUES = st.recursive(
     SCALARS,
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(
-        st.one_of(TEXT, st.sampled_from(["0", "1", "10", "01", "4294967295"])), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.one_of(TEXT, st.sampled_from(["0", "1", "10", "01", "4294967295"])), children, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -74,8 +78,11 @@ def session_logs(draw: st.DrawFn) -> list[dict[str, Any]]:
             break
         b.add("turn/start", {"turn": turn})
         if draw(st.booleans()):
-            b.add("user/message", _message(f"u{turn}", "user", [{"type": "text", "text": draw(TEXT)}], {"kind": "user"}),
-                  surfaceOp="append")
+            b.add(
+                "user/message",
+                _message(f"u{turn}", "user", [{"type": "text", "text": draw(TEXT)}], {"kind": "user"}),
+                surfaceOp="append",
+            )
         for step in range(1, draw(st.integers(0, 2)) + 1):
             b.add("step/start", {"turn": turn, "step": step})
             for _run in range(draw(st.integers(0, 3))):
@@ -93,30 +100,59 @@ def session_logs(draw: st.DrawFn) -> list[dict[str, Any]]:
                         chunk = {"type": kind, "index": index, "text": draw(TEXT)}
                     b.add("assistant/chunk", {"turn": turn, "step": step, "chunk": chunk}, dt=draw(st.integers(-5, 40)))
                 if draw(st.booleans()):
-                    b.add("assistant/chunk", {"turn": turn, "step": step, "chunk": {
-                        "type": "usage", "usage": {"inputTokens": draw(st.integers(0, 999)), "outputTokens": 1}}})
+                    b.add(
+                        "assistant/chunk",
+                        {
+                            "turn": turn,
+                            "step": step,
+                            "chunk": {"type": "usage", "usage": {"inputTokens": draw(st.integers(0, 999)), "outputTokens": 1}},
+                        },
+                    )
             calls = draw(st.lists(st.sampled_from(["call-a", "call-b", "call-c"]), unique=True, max_size=2))
             content: list[Any] = [{"type": "text", "text": draw(TEXT)}]
             content += [{"type": "tool-call", "id": c, "name": "bash", "arguments": "{}"} for c in calls]
-            b.add("assistant/message", {"turn": turn, "step": step, "message": _message(
-                f"a{turn}-{step}", "assistant", content, {"kind": "model", "provider": "p", "model": "m"})},
-                surfaceOp="append")
+            b.add(
+                "assistant/message",
+                {
+                    "turn": turn,
+                    "step": step,
+                    "message": _message(
+                        f"a{turn}-{step}", "assistant", content, {"kind": "model", "provider": "p", "model": "m"}
+                    ),
+                },
+                surfaceOp="append",
+            )
             interrupted_here = last and step > 0 and draw(st.booleans())
             for c in calls:
                 call_event = None
                 if draw(st.booleans()):
-                    call_event = b.add("tool/call", {"turn": turn, "step": step, "callId": c, "name": "bash",
-                                                     "arguments": "{}"})
+                    call_event = b.add("tool/call", {"turn": turn, "step": step, "callId": c, "name": "bash", "arguments": "{}"})
                 if interrupted_here or not draw(st.booleans()):
                     continue
                 envelope: dict[str, Any] = {"surfaceOp": "append"}
                 if call_event is not None:
                     envelope = {"sourceEventSeqs": [call_event["seq"]], "surfaceOp": "append"}
-                b.add("tool/result", {"turn": turn, "step": step, "message": _message(
-                    f"r-{c}-{turn}-{step}", "user",
-                    [{"type": "tool-result", "toolCallId": c, "isError": draw(st.booleans()),
-                      "content": [{"type": "text", "text": draw(TEXT)}]}], {"kind": "tool", "callId": c})},
-                    **envelope)
+                b.add(
+                    "tool/result",
+                    {
+                        "turn": turn,
+                        "step": step,
+                        "message": _message(
+                            f"r-{c}-{turn}-{step}",
+                            "user",
+                            [
+                                {
+                                    "type": "tool-result",
+                                    "toolCallId": c,
+                                    "isError": draw(st.booleans()),
+                                    "content": [{"type": "text", "text": draw(TEXT)}],
+                                }
+                            ],
+                            {"kind": "tool", "callId": c},
+                        ),
+                    },
+                    **envelope,
+                )
             if interrupted_here:
                 break
             b.add("step/end", {"turn": turn, "step": step})
@@ -151,8 +187,9 @@ def write_log(root: Path, compression: str, pack: bool, batches: list[list[dict[
 @pytest.mark.parametrize("compression", ["zstd", "none"])
 @settings(max_examples=20)
 @given(data=batched_logs(), pack=st.booleans(), k=st.integers(0, 400))
-def test_random_logs_round_trip(compression: str, data: tuple[list[dict[str, Any]], list[list[dict[str, Any]]]],
-                                pack: bool, k: int) -> None:
+def test_random_logs_round_trip(
+    compression: str, data: tuple[list[dict[str, Any]], list[list[dict[str, Any]]]], pack: bool, k: int
+) -> None:
     events, batches = data
     closers = interrupted_turn_closers(events)
     with tempfile.TemporaryDirectory() as tmp:
@@ -207,8 +244,9 @@ def record_ends(batches: list[list[dict[str, Any]]], pack: bool) -> list[list[tu
     return out
 
 
-def expected_bounds(full: bytes, cut: int, compression: str, header_len: int,
-                    ends: list[list[tuple[int, int]]]) -> tuple[int, int] | None:
+def expected_bounds(
+    full: bytes, cut: int, compression: str, header_len: int, ends: list[list[tuple[int, int]]]
+) -> tuple[int, int] | None:
     """(min, max) events the committed prefix may hold after a cut at ``cut``, or None when the header is gone."""
     if compression == "none":
         if cut < header_len:
@@ -230,8 +268,15 @@ def expected_bounds(full: bytes, cut: int, compression: str, header_len: int,
     return low, high
 
 
-async def check_truncated(root: Path, compression: str, full: bytes, cut: int, events: list[dict[str, Any]],
-                          bounds: tuple[int, int] | None, commit: bool) -> None:
+async def check_truncated(
+    root: Path,
+    compression: str,
+    full: bytes,
+    cut: int,
+    events: list[dict[str, Any]],
+    bounds: tuple[int, int] | None,
+    commit: bool,
+) -> None:
     path = artifact(root, "/proj", "prop", compression)
     path.write_bytes(full[:cut])
     store = JsonlSessionPersistence(root, compression=compression)
@@ -263,8 +308,9 @@ async def check_truncated(root: Path, compression: str, full: bytes, cut: int, e
 @pytest.mark.parametrize("compression", ["zstd", "none"])
 @settings(max_examples=12)
 @given(data=batched_logs(), pack=st.booleans(), where=st.floats(0, 1))
-def test_truncation_at_random_byte(compression: str, data: tuple[list[dict[str, Any]], list[list[dict[str, Any]]]],
-                                   pack: bool, where: float) -> None:
+def test_truncation_at_random_byte(
+    compression: str, data: tuple[list[dict[str, Any]], list[list[dict[str, Any]]]], pack: bool, where: float
+) -> None:
     events, batches = data
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

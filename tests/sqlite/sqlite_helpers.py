@@ -19,8 +19,9 @@ from persistence.sqlite.storage import SqliteStorage
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
 SQLITE_FIXTURES = SHARED / "fixtures" / "upstream" / "sqlite"
-NEEDS_FIXTURES = pytest.mark.skipif(not SQLITE_FIXTURES.is_dir(),
-                                    reason=f"upstream SQLite fixtures not found at {SQLITE_FIXTURES}")
+NEEDS_FIXTURES = pytest.mark.skipif(
+    not SQLITE_FIXTURES.is_dir(), reason=f"upstream SQLite fixtures not found at {SQLITE_FIXTURES}"
+)
 T = NEVER_CANCELLED
 
 
@@ -55,8 +56,10 @@ def raw(path: Path | str) -> Iterator[sqlite3.Connection]:
 
 def event_rows(path: Path | str, session_id: str | None = None) -> list[tuple[Any, ...]]:
     with raw(path) as con:
-        sql = ("SELECT rowid, seq, type, time, typeof(data), data, source_event_seqs, surface_op, ignorable "
-               "FROM events {} ORDER BY seq")
+        sql = (
+            "SELECT rowid, seq, type, time, typeof(data), data, source_event_seqs, surface_op, ignorable "
+            "FROM events {} ORDER BY seq"
+        )
         if session_id is None:
             return con.execute(sql.format("")).fetchall()
         return con.execute(sql.format("WHERE session_id = ?"), (session_id,)).fetchall()

@@ -65,26 +65,42 @@ def test_e23_e24_byte_cap() -> None:
 
 
 def test_e25_kinds_and_tool_names(tmp_path: Path) -> None:
-    events = (deltas(3, kind="reasoning-delta")
-              + [tool_delta(3 + i, 1, 1, "c1", "{", name="bash") for i in range(3)]
-              + [tool_delta(6 + i, 1, 1, "c2", "}") for i in range(3)])
+    events = (
+        deltas(3, kind="reasoning-delta")
+        + [tool_delta(3 + i, 1, 1, "c1", "{", name="bash") for i in range(3)]
+        + [tool_delta(6 + i, 1, 1, "c2", "}") for i in range(3)]
+    )
     assert [getattr(r, "tag", None) for r in pack_batch(events)] == ["reasoning-chunks", "tool-call-chunks", "tool-call-chunks"]
     assert roundtrip(tmp_path, events) == events
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda e: e.update(extra=1),
-    lambda e: e.update(seq=-1),
-    lambda e: e.update(time=1.5),
-    lambda e: e.update(data="text"),
-    lambda e: e["data"].update(extra=1),
-    lambda e: e["data"].update(turn="1"),
-    lambda e: e["data"].update(chunk="chunk"),
-    lambda e: e["data"]["chunk"].update(index="0"),
-    lambda e: e["data"]["chunk"].update(text=5),
-    lambda e: e["data"]["chunk"].update(type="usage"),
-], ids=["envelope-key", "seq", "time", "data-string", "data-key", "turn-string", "chunk-string", "index-string",
-        "text-number", "usage"])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda e: e.update(extra=1),
+        lambda e: e.update(seq=-1),
+        lambda e: e.update(time=1.5),
+        lambda e: e.update(data="text"),
+        lambda e: e["data"].update(extra=1),
+        lambda e: e["data"].update(turn="1"),
+        lambda e: e["data"].update(chunk="chunk"),
+        lambda e: e["data"]["chunk"].update(index="0"),
+        lambda e: e["data"]["chunk"].update(text=5),
+        lambda e: e["data"]["chunk"].update(type="usage"),
+    ],
+    ids=[
+        "envelope-key",
+        "seq",
+        "time",
+        "data-string",
+        "data-key",
+        "turn-string",
+        "chunk-string",
+        "index-string",
+        "text-number",
+        "usage",
+    ],
+)
 def test_e26_ineligible_events_stay_scalar(mutate: Any) -> None:
     events = deltas(3)
     mutate(events[1])
@@ -269,11 +285,17 @@ def test_e35_bad_source_event_seqs_fail_before_writing(tmp_path: Path) -> None:
     st.close()
 
 
-@pytest.mark.parametrize(("hexbytes", "reason"), [
-    ("80", "truncated varint"), ("8000", "non-canonical varint"), ("0001", "decoded seq is out of range"),
-    ("ff" * 7 + "0f02", "decoded seq is out of range"), ("80" * 7 + "10", "varint is out of range"),
-    ("80" * 9, "varint is out of range"),
-])
+@pytest.mark.parametrize(
+    ("hexbytes", "reason"),
+    [
+        ("80", "truncated varint"),
+        ("8000", "non-canonical varint"),
+        ("0001", "decoded seq is out of range"),
+        ("ff" * 7 + "0f02", "decoded seq is out of range"),
+        ("80" * 7 + "10", "varint is out of range"),
+        ("80" * 9, "varint is out of range"),
+    ],
+)
 def test_e36_varint_vectors(hexbytes: str, reason: str) -> None:
     with pytest.raises(RowDecodeError, match=f"malformed source_event_seqs storage value: {reason}"):
         decode_seqs(bytes.fromhex(hexbytes))
@@ -305,16 +327,19 @@ def test_scan_rows_overlap_and_duplicates_are_torn() -> None:
     assert len(result.preserved) == 3 and result.torn_from == 1
 
 
-@pytest.mark.parametrize(("row", "message"), [
-    (("0", "t", 1, "{}", None, None, None), "stored seq must be a safe integer"),
-    ((-1, "t", 1, "{}", None, None, None), "stored seq must be non-negative"),
-    ((0, "", 1, "{}", None, None, None), "stored type must not be empty"),
-    ((0, "t", "1", "{}", None, None, None), "stored time must be a safe integer"),
-    ((0, "t", 1, 1, None, None, None), "stored data must be a string or blob"),
-    ((0, "t", 1, "{}", 1, None, None), "stored source_event_seqs must be a blob or null"),
-    ((0, "t", 1, "{}", None, 1, None), "stored surface_op must be a string or null"),
-    ((0, "t", 1, "{}", None, None, 2), "stored event ignorable must be 0, 1, or null"),
-])
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (("0", "t", 1, "{}", None, None, None), "stored seq must be a safe integer"),
+        ((-1, "t", 1, "{}", None, None, None), "stored seq must be non-negative"),
+        ((0, "", 1, "{}", None, None, None), "stored type must not be empty"),
+        ((0, "t", "1", "{}", None, None, None), "stored time must be a safe integer"),
+        ((0, "t", 1, 1, None, None, None), "stored data must be a string or blob"),
+        ((0, "t", 1, "{}", 1, None, None), "stored source_event_seqs must be a blob or null"),
+        ((0, "t", 1, "{}", None, 1, None), "stored surface_op must be a string or null"),
+        ((0, "t", 1, "{}", None, None, 2), "stored event ignorable must be 0, 1, or null"),
+    ],
+)
 def test_e49_event_column_types(row: tuple, message: str) -> None:
     with pytest.raises(SessionStorageCorruptError, match=message):
         validate_event_rows([row])
@@ -323,11 +348,23 @@ def test_e49_event_column_types(row: tuple, message: str) -> None:
 _SESSION = ("id", 0, 5, "/abs", None, None, None, None, None, "3f1d1c6e-8a4b-4c2d-9e0f-1a2b3c4d5e6f", 0)
 
 
-@pytest.mark.parametrize(("index", "value", "message"), [
-    (2, -1, "created_at"), (6, "external", "origin must be subagent or null"), (7, -1, "delegation_depth"),
-    (0, 1, "id"), (0, "", "id"), (1, "0", "version"), (3, "relative", "cwd must be absolute"), (3, 1, "cwd"),
-    (9, "invalid", "incarnation must be a UUID"), (5, "1", "seed_length"), (8, 1, "agent_preset"), (5, -1, "seed_length"),
-])
+@pytest.mark.parametrize(
+    ("index", "value", "message"),
+    [
+        (2, -1, "created_at"),
+        (6, "external", "origin must be subagent or null"),
+        (7, -1, "delegation_depth"),
+        (0, 1, "id"),
+        (0, "", "id"),
+        (1, "0", "version"),
+        (3, "relative", "cwd must be absolute"),
+        (3, 1, "cwd"),
+        (9, "invalid", "incarnation must be a UUID"),
+        (5, "1", "seed_length"),
+        (8, 1, "agent_preset"),
+        (5, -1, "seed_length"),
+    ],
+)
 def test_e49_session_row_validation(index: int, value: Any, message: str) -> None:
     row = list(_SESSION)
     row[index] = value
@@ -338,7 +375,13 @@ def test_e49_session_row_validation(index: int, value: Any, message: str) -> Non
 def test_e57_header_mapping_omits_nulls() -> None:
     row = ("c", 0, 5, "/project", "p", None, None, 0, None, _SESSION[9], 3)
     assert list(session_from_row(row).meta.items()) == [
-        ("version", 0), ("id", "c"), ("createdAt", 5), ("cwd", "/project"), ("parentSession", "p"), ("delegationDepth", 0)]
+        ("version", 0),
+        ("id", "c"),
+        ("createdAt", 5),
+        ("cwd", "/project"),
+        ("parentSession", "p"),
+        ("delegationDepth", 0),
+    ]
 
 
 def test_e64_integers_beyond_safe_range(tmp_path: Path) -> None:
@@ -363,14 +406,26 @@ def test_e60_differential_packing_matrix(tmp_path: Path) -> None:
     events += [text_delta(len(events) + i, 1, 1, f"r{i}", kind="reasoning-delta", time=100 - i) for i in range(4)]
     events += [tool_delta(len(events) + i, 1, 1, "c1", "{", name="bash") for i in range(4)]
     events += [tool_delta(len(events) + i, 1, 1, "c2", "}") for i in range(3)]
-    events.append({"type": "assistant/chunk", "seq": len(events), "time": 50, "data": {"turn": 1, "step": 1, "chunk": {
-        "type": "block-start", "index": 5}}})
+    events.append(
+        {
+            "type": "assistant/chunk",
+            "seq": len(events),
+            "time": 50,
+            "data": {"turn": 1, "step": 1, "chunk": {"type": "block-start", "index": 5}},
+        }
+    )
     events += [text_delta(len(events) + i, 1, 1, "s", index=6) for i in range(2)]
     ignorable = text_delta(len(events), 1, 1, "i", index=7)
     ignorable["ignorable"] = True
     events.append(ignorable)
-    events.append({"type": "assistant/chunk", "seq": len(events), "time": 60, "data": {"turn": 1, "step": 1, "chunk": {
-        "type": "finish", "reason": "stop"}}})
+    events.append(
+        {
+            "type": "assistant/chunk",
+            "seq": len(events),
+            "time": 60,
+            "data": {"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": "stop"}},
+        }
+    )
     events.append(turn_end(len(events), 1))
 
     def tags(sizes: list[int] | None) -> dict[str, int]:

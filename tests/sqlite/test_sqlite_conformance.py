@@ -43,8 +43,10 @@ def test_replays_upstream_calls(scenario: Path, tmp_path: Path) -> None:
 def _dump(path: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     con = sqlite3.connect(path)
     try:
-        events = con.execute("SELECT session_id, seq, type, time, typeof(data), data, source_event_seqs, surface_op, "
-                             "ignorable FROM events ORDER BY session_id, seq").fetchall()
+        events = con.execute(
+            "SELECT session_id, seq, type, time, typeof(data), data, source_event_seqs, surface_op, "
+            "ignorable FROM events ORDER BY session_id, seq"
+        ).fetchall()
         sessions = con.execute("SELECT * FROM sessions ORDER BY rowid").fetchall()
     finally:
         con.close()
@@ -79,8 +81,10 @@ def test_repair_matches_upstream_after_db(scenario: str, tmp_path: Path) -> None
 def test_every_upstream_row_reencodes_byte_identically() -> None:
     """E63 and §7.3: our writer reproduces each upstream row (incl. every zstd BLOB) from its decoded events."""
     checked = blobs = 0
-    databases = [*sorted(SQLITE_FIXTURES.glob("**/after/root/sessions.sqlite")),
-                 *sorted(SQLITE_FIXTURES.glob("*/root/sessions.sqlite"))]
+    databases = [
+        *sorted(SQLITE_FIXTURES.glob("**/after/root/sessions.sqlite")),
+        *sorted(SQLITE_FIXTURES.glob("*/root/sessions.sqlite")),
+    ]
     for db in databases:
         con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)  # read-only checked-in file
         try:

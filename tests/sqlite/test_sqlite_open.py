@@ -156,10 +156,14 @@ def test_e10_any_typed_tables_without_constraints(tmp_path: Path) -> None:
     path = db_path(tmp_path)
     with raw(path) as con:
         con.execute("CREATE TABLE persistence_state (singleton ANY, store_id ANY)")
-        con.execute("CREATE TABLE sessions (id ANY, version ANY, created_at ANY, cwd ANY, parent_session ANY, seed_length ANY,"
-                    " origin ANY, delegation_depth ANY, agent_preset ANY, incarnation ANY, revision ANY)")
-        con.execute("CREATE TABLE events (session_id ANY, seq ANY, type ANY, time ANY, data ANY, source_event_seqs ANY,"
-                    " surface_op ANY, ignorable ANY)")
+        con.execute(
+            "CREATE TABLE sessions (id ANY, version ANY, created_at ANY, cwd ANY, parent_session ANY, seed_length ANY,"
+            " origin ANY, delegation_depth ANY, agent_preset ANY, incarnation ANY, revision ANY)"
+        )
+        con.execute(
+            "CREATE TABLE events (session_id ANY, seq ANY, type ANY, time ANY, data ANY, source_event_seqs ANY,"
+            " surface_op ANY, ignorable ANY)"
+        )
         con.execute("INSERT INTO persistence_state VALUES (1, ?)", (str(uuid.uuid4()),))
         con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         con.execute("PRAGMA user_version = 17")
@@ -167,8 +171,14 @@ def test_e10_any_typed_tables_without_constraints(tmp_path: Path) -> None:
     assert "does not contain the required schema objects" in str(_first_op_error(path))
 
 
-@pytest.mark.parametrize("damage", ["DELETE FROM persistence_state", "UPDATE persistence_state SET store_id = ''",
-                                    "UPDATE persistence_state SET store_id = 'not-a-uuid'"])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "DELETE FROM persistence_state",
+        "UPDATE persistence_state SET store_id = ''",
+        "UPDATE persistence_state SET store_id = 'not-a-uuid'",
+    ],
+)
 def test_e11_no_valid_store_identity(tmp_path: Path, damage: str) -> None:
     path = db_path(tmp_path)
     _valid_db(path)
@@ -225,14 +235,18 @@ class _BusyJournal:
         return getattr(self._con, name)
 
 
-@pytest.mark.parametrize(("failures", "code", "budget", "ok", "attempts"), [
-    (1, 5, 5000, True, (2, 2)),   # BUSY once: retried
-    (1, 5, 0, False, (1, 1)),     # no time budget: no retry
-    (1, 6, 5000, False, (1, 1)),  # SQLITE_LOCKED is not retried
-    (-1, 5, 50, False, (2, 6)),   # BUSY forever: retried every 10 ms until the deadline
-])
-def test_e14_journal_busy_retry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failures: int, code: int,
-                                budget: int, ok: bool, attempts: tuple[int, int]) -> None:
+@pytest.mark.parametrize(
+    ("failures", "code", "budget", "ok", "attempts"),
+    [
+        (1, 5, 5000, True, (2, 2)),  # BUSY once: retried
+        (1, 5, 0, False, (1, 1)),  # no time budget: no retry
+        (1, 6, 5000, False, (1, 1)),  # SQLITE_LOCKED is not retried
+        (-1, 5, 50, False, (2, 6)),  # BUSY forever: retried every 10 ms until the deadline
+    ],
+)
+def test_e14_journal_busy_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failures: int, code: int, budget: int, ok: bool, attempts: tuple[int, int]
+) -> None:
     proxies: list[_BusyJournal] = []
     real = connection_module.Database._connect
 

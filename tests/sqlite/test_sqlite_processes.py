@@ -18,8 +18,13 @@ CHILD = str(Path(__file__).with_name("sqlite_child.py"))
 
 
 def child(*args: str, stdin: bool = False) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, CHILD, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.PIPE if stdin else None)
+    return subprocess.Popen(
+        [sys.executable, CHILD, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.PIPE if stdin else None,
+    )
 
 
 def line(proc: subprocess.Popen[str]) -> Any:
@@ -58,10 +63,19 @@ def test_read_only_reader_sees_every_commit_of_a_live_writer(tmp_path: Path) -> 
     assert writer.stdin is not None
     try:
         assert line(writer) == {"ready": True}
-        batches = [[turn_start(0, 1), step_start(1, 1, 1)],
-                   [{"type": "assistant/chunk", "seq": 2 + i, "time": 3 + i, "data": {"turn": 1, "step": 1, "chunk": {
-                       "type": "text-delta", "index": 0, "text": "t"}}} for i in range(50)],
-                   [step_end(52, 1, 1), turn_end(53, 1)]]
+        batches = [
+            [turn_start(0, 1), step_start(1, 1, 1)],
+            [
+                {
+                    "type": "assistant/chunk",
+                    "seq": 2 + i,
+                    "time": 3 + i,
+                    "data": {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "t"}},
+                }
+                for i in range(50)
+            ],
+            [step_end(52, 1, 1), turn_end(53, 1)],
+        ]
 
         async def body() -> None:
             reader = service(path, read_only=True)

@@ -372,8 +372,9 @@ def test_e57_e59_header_roundtrip_and_reopen(tmp_path: Path) -> None:
         again = service(path)
         assert (await again.inspect("c")).to_json() == first
         listed = [h.to_json() for h in await again.list()]
-        assert listed == [{"version": 0, "id": "c", "createdAt": 5, "cwd": "/project", "parentSession": "p",
-                           "delegationDepth": 0}]
+        assert listed == [
+            {"version": 0, "id": "c", "createdAt": 5, "cwd": "/project", "parentSession": "p", "delegationDepth": 0}
+        ]
         await again.close()
 
     run(body())
@@ -396,8 +397,12 @@ def test_e61_aborted_signal(tmp_path: Path) -> None:
         signal = AbortSignal()
         reason = RuntimeError("stop now")
         signal.abort(reason)
-        for call in (store.list(signal), store.list_snapshots(signal), store.inspect("s", signal),
-                     store.read_from("s", 0, signal)):
+        for call in (
+            store.list(signal),
+            store.list_snapshots(signal),
+            store.inspect("s", signal),
+            store.read_from("s", 0, signal),
+        ):
             with pytest.raises(BaseException) as info:
                 await call
             assert info.value is reason or getattr(info.value, "reason", None) is reason
@@ -424,13 +429,17 @@ def test_batch_boundaries_do_not_change_the_log(tmp_path: Path) -> None:
     st.close()
 
 
-@pytest.mark.parametrize(("column", "value", "message"), [
-    ("data", "1", "stored data must be a string or blob"),
-    ("source_event_seqs", "1", "stored source_event_seqs must be a blob or null"),
-    ("data", "1.5", "stored data must be a string or blob"),
-])
-def test_wrong_column_types_reject_the_read_and_are_never_a_torn_tail(tmp_path: Path, column: str, value: str,
-                                                                      message: str) -> None:
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("data", "1", "stored data must be a string or blob"),
+        ("source_event_seqs", "1", "stored source_event_seqs must be a blob or null"),
+        ("data", "1.5", "stored data must be a string or blob"),
+    ],
+)
+def test_wrong_column_types_reject_the_read_and_are_never_a_torn_tail(
+    tmp_path: Path, column: str, value: str, message: str
+) -> None:
     path = db_path(tmp_path)
 
     async def body() -> None:

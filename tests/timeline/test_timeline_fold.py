@@ -93,8 +93,19 @@ def test_closers_chunks_errors_and_cancellation() -> None:
     assert tool.children and "error" in tool.flags  # turn 2's result is an error (make_turn: even turns)
 
 
-_EVENT = st.sampled_from(["turn/start", "turn/end", "step/start", "step/end", "user/message", "todo/write",
-                          "session/title", "assistant/chunk", "llm/retry"])
+_EVENT = st.sampled_from(
+    [
+        "turn/start",
+        "turn/end",
+        "step/start",
+        "step/end",
+        "user/message",
+        "todo/write",
+        "session/title",
+        "assistant/chunk",
+        "llm/retry",
+    ]
+)
 
 
 @given(st.lists(_EVENT, max_size=60))

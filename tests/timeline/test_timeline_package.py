@@ -26,9 +26,11 @@ def _log(turns: int, *, open_last: bool = False) -> list[dict[str, Any]]:
 
 
 def test_importing_the_timeline_loads_no_qt_and_no_window_code() -> None:
-    code = ("import sys, app.timeline; "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6') or m.startswith('app.gui')); "
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, app.timeline; "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6') or m.startswith('app.gui')); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
 

@@ -330,8 +330,14 @@ def gib_bomb() -> bytes:
 
 def run_child(mode: str, target: Path) -> str:
     env = dict(os.environ, MALLOC_ARENA_MAX="2", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", _CHILD, mode, str(target), str(HEADROOM)], capture_output=True,
-                          text=True, env=env, cwd=REPO, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode, str(target), str(HEADROOM)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
     assert proc.returncode == 0, f"child died with {proc.returncode}: {proc.stderr[-2000:]}"
     return proc.stdout.strip()
 
@@ -343,8 +349,9 @@ needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="R
 def test_real_header_bomb_refused_under_a_memory_limit(tmp_path: Path, gib_bomb: bytes) -> None:
     assert len(gib_bomb) < 64 * 1024
     path = plant_zstd(tmp_path, [gib_bomb])
-    assert run_child("header", path) == ("REFUSED SessionStorageCorruptError corrupt Zstandard session log: "
-                                         f"header frame decodes to more than {64 * MiB} bytes")
+    assert run_child("header", path) == (
+        f"REFUSED SessionStorageCorruptError corrupt Zstandard session log: header frame decodes to more than {64 * MiB} bytes"
+    )
 
 
 @needs_linux
@@ -352,16 +359,17 @@ def test_real_event_bomb_refused_under_a_memory_limit(tmp_path: Path, gib_bomb: 
     head, body = frames.compress_frame(HEADER), body_frame(one_turn_log())
     plant_zstd(tmp_path, [head, body, gib_bomb])
     out = run_child("jsonl", tmp_path)
-    assert out.startswith("REFUSED SessionStorageCorruptError corrupt Zstandard session log: "
-                          f"frame at byte {len(head) + len(body)} decodes to more than "), out
+    assert out.startswith(
+        "REFUSED SessionStorageCorruptError corrupt Zstandard session log: "
+        f"frame at byte {len(head) + len(body)} decodes to more than "
+    ), out
 
 
 @needs_linux
 def test_real_sqlite_blob_bomb_refused_under_a_memory_limit(tmp_path: Path) -> None:
     path = sqlite_store_with(tmp_path, zeros_frame(GiB_BOMB, checksum=False))
     out = run_child("sqlite", path)
-    assert out.startswith("REFUSED SessionStorageCorruptError corrupt session log: a stored data BLOB decodes to "
-                          "more than "), out
+    assert out.startswith("REFUSED SessionStorageCorruptError corrupt session log: a stored data BLOB decodes to more than "), out
 
 
 # ---------------------------------------------------------------- item 13: huge headers
@@ -425,13 +433,13 @@ def test_raw_header_past_the_cap_is_corruption(tmp_path: Path, monkeypatch: pyte
 def test_zstd_header_past_the_cap_is_corruption(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(frames, "MAX_FRAME_PLAINTEXT_BYTES", 64 * 1024, raising=False)
     path = plant_zstd(tmp_path, [frames.compress_frame(big_header(100_000))])  # compresses to ~100 bytes
-    with pytest.raises(SessionStorageCorruptError,
-                       match=r"^corrupt Zstandard session log: header frame decodes to more than 65536 bytes$"):
+    with pytest.raises(
+        SessionStorageCorruptError, match=r"^corrupt Zstandard session log: header frame decodes to more than 65536 bytes$"
+    ):
         read_first_line(str(path), "zstd")
 
 
-def test_zstd_header_frame_larger_than_the_cap_is_refused_unread(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_zstd_header_frame_larger_than_the_cap_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(frames, "MAX_FRAME_PLAINTEXT_BYTES", 64 * 1024, raising=False)
     incompressible = js_dumps(header_line("big", "/proj", pad=os.urandom(2 * MiB).hex())) + b"\n"
     path = plant_zstd(tmp_path, [frames.compress_frame(incompressible)])
@@ -461,8 +469,9 @@ def stamp(path: Path) -> tuple[bytes, int, int]:
 @pytest.mark.parametrize("content", [b"", b"this is not a database, just text\n" * 50, b"SQLite format 3"])
 @pytest.mark.parametrize("backend", [None, "sqlite"])
 @pytest.mark.parametrize(("read_only", "create"), [(True, False), (False, False), (False, True)])
-def test_open_store_refuses_a_file_that_is_not_a_database(tmp_path: Path, content: bytes, backend: str | None,
-                                                          read_only: bool, create: bool) -> None:
+def test_open_store_refuses_a_file_that_is_not_a_database(
+    tmp_path: Path, content: bytes, backend: str | None, read_only: bool, create: bool
+) -> None:
     path = tmp_path / "store.db"
     path.write_bytes(content)
     os.chmod(path, 0o600)
@@ -504,8 +513,7 @@ def test_open_store_still_creates_and_reopens_a_real_store(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("verb", [["load"], ["list"], ["inspect"], ["repair", "--dry-run"]])
-def test_cli_never_turns_an_empty_file_into_a_store(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                    verb: list[str]) -> None:
+def test_cli_never_turns_an_empty_file_into_a_store(tmp_path: Path, capsys: pytest.CaptureFixture[str], verb: list[str]) -> None:
     empty = tmp_path / "EMPTYFILE"
     empty.write_bytes(b"")
     os.chmod(empty, 0o600)  # private, as a store would be: only the missing magic can refuse it

@@ -39,8 +39,14 @@ def streamed_turn(n_deltas: int = 5) -> list[dict[str, Any]]:
     """turn/start, step/start, ``n`` text deltas (index 0, seqs 2.., times 3..), assistant/message, step/end, turn/end."""
     deltas = [text_delta(2 + k, 1, 1, f"t{k}") for k in range(n_deltas)]
     seq = 2 + n_deltas
-    return [turn_start(0, 1), step_start(1, 1, 1), *deltas, assistant_message(seq, 1, 1, "t0t1"),
-            step_end(seq + 1, 1, 1), turn_end(seq + 2, 1)]
+    return [
+        turn_start(0, 1),
+        step_start(1, 1, 1),
+        *deltas,
+        assistant_message(seq, 1, 1, "t0t1"),
+        step_end(seq + 1, 1, 1),
+        turn_end(seq + 2, 1),
+    ]
 
 
 def stored_tags(path: Path) -> list[str]:
@@ -61,8 +67,10 @@ def test_case_35_text_run_is_packed_and_round_trips(tmp_path: Path) -> None:
     path = artifact(tmp_path, "/proj", "packed", "none")
     assert stored_tags(path) == ["turn/start", "step/start", "text-chunks", "assistant/message", "step/end", "turn/end"]
     row = path.read_bytes().split(b"\n")[3]
-    assert row == (b'{"type":"text-chunks","seq0":2,"time0":3,"data":{"turn":1,"step":1,"index":0,"dt":[1,1,1,1],'
-                   b'"texts":["t0","t1","t2","t3","t4"]}}')
+    assert row == (
+        b'{"type":"text-chunks","seq0":2,"time0":3,"data":{"turn":1,"step":1,"index":0,"dt":[1,1,1,1],'
+        b'"texts":["t0","t1","t2","t3","t4"]}}'
+    )
 
 
 def test_case_36_pack_chunks_false_writes_one_event_per_line(tmp_path: Path) -> None:
@@ -106,18 +114,28 @@ def _scan(*records: dict[str, Any] | bytes) -> LineScanner:
     return scanner
 
 
-ROW_ABC = {"type": "text-chunks", "seq0": 1, "time0": 2,
-           "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]}}
+ROW_ABC = {
+    "type": "text-chunks",
+    "seq0": 1,
+    "time0": 2,
+    "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]},
+}
 
 
 def test_case_38_hand_written_row_expands() -> None:
     """§15 case 38."""
     scanner = _scan(turn_start(0, 1), ROW_ABC, turn_end(4, 1))
     assert seqs_of(scanner.events) == [0, 1, 2, 3, 4]
-    assert scanner.events[2] == {"type": "assistant/chunk", "seq": 2, "time": 3,
-                                 "data": {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "b"}}}
-    assert js_dumps(scanner.events[2]) == (b'{"type":"assistant/chunk","seq":2,"time":3,"data":{"turn":1,"step":1,'
-                                           b'"chunk":{"type":"text-delta","index":0,"text":"b"}}}')
+    assert scanner.events[2] == {
+        "type": "assistant/chunk",
+        "seq": 2,
+        "time": 3,
+        "data": {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "b"}},
+    }
+    assert js_dumps(scanner.events[2]) == (
+        b'{"type":"assistant/chunk","seq":2,"time":3,"data":{"turn":1,"step":1,'
+        b'"chunk":{"type":"text-delta","index":0,"text":"b"}}}'
+    )
 
 
 def test_case_39_malformed_row_before_turn_end_is_corruption() -> None:
@@ -149,8 +167,22 @@ def test_case_42_short_runs_stay_verbatim_tool_runs_pack() -> None:
     two = [text_delta(0, 1, 1, "a"), text_delta(1, 1, 1, "b")]
     assert pack_runs(two) == two
     calls = [tool_delta(k, 1, 1, "c1", f'{{"a{k}', name="write", index=1) for k in range(3)]
-    assert pack_runs(calls) == [{"type": "tool-call-chunks", "seq0": 0, "time0": 1, "data": {
-        "turn": 1, "step": 1, "index": 1, "dt": [1, 1], "id": "c1", "name": "write", "args": ['{"a0', '{"a1', '{"a2']}}]
+    assert pack_runs(calls) == [
+        {
+            "type": "tool-call-chunks",
+            "seq0": 0,
+            "time0": 1,
+            "data": {
+                "turn": 1,
+                "step": 1,
+                "index": 1,
+                "dt": [1, 1],
+                "id": "c1",
+                "name": "write",
+                "args": ['{"a0', '{"a1', '{"a2'],
+            },
+        }
+    ]
     assert decode_storage_record(pack_runs(calls)[0]) == calls
 
 
@@ -172,9 +204,10 @@ def test_case_44_run_breakers(breaker: str) -> None:
     """§15 case 44: pieces shorter than 3 stay verbatim."""
     if breaker in ("call-id", "name-presence"):
         a = [tool_delta(0, 1, 1, "c1", "x"), tool_delta(1, 1, 1, "c1", "y")]
-        b = [tool_delta(2, 1, 1, "c2" if breaker == "call-id" else "c1", "z", name=None if breaker == "call-id" else "n"),
-             tool_delta(3, 1, 1, "c2" if breaker == "call-id" else "c1", "w",
-                        name=None if breaker == "call-id" else "n")]
+        b = [
+            tool_delta(2, 1, 1, "c2" if breaker == "call-id" else "c1", "z", name=None if breaker == "call-id" else "n"),
+            tool_delta(3, 1, 1, "c2" if breaker == "call-id" else "c1", "w", name=None if breaker == "call-id" else "n"),
+        ]
         events = a + b
     else:
         events = [text_delta(0, 1, 1, "a"), text_delta(1, 1, 1, "b")]
@@ -207,9 +240,17 @@ def _variants() -> dict[str, dict[str, Any]]:
     bool_index["data"]["chunk"]["index"] = True
     numeric_id = tool_delta(1, 1, 1, "c", "x")
     numeric_id["data"]["chunk"]["id"] = 7
-    return {"extra-envelope-key": extra_key, "non-string-text": non_string, "fractional-time": fractional_time,
-            "string-turn": string_turn, "usage-chunk": usage, "extra-data-key": extra_data, "negative-seq": negative_seq,
-            "bool-index": bool_index, "numeric-tool-id": numeric_id}
+    return {
+        "extra-envelope-key": extra_key,
+        "non-string-text": non_string,
+        "fractional-time": fractional_time,
+        "string-turn": string_turn,
+        "usage-chunk": usage,
+        "extra-data-key": extra_data,
+        "negative-seq": negative_seq,
+        "bool-index": bool_index,
+        "numeric-tool-id": numeric_id,
+    }
 
 
 @pytest.mark.parametrize("case", list(_variants()))
@@ -276,8 +317,7 @@ MALFORMED_ROWS: dict[str, tuple[dict[str, Any], str]] = {
     "seq-overflow": (_row(seq0=MAX_SAFE_INTEGER), "member seqs must stay safe integers"),
     "time-overflow": (_row(time0=MAX_SAFE_INTEGER, texts=["a", "b"], dt=[1]), "member times must stay safe integers"),
     "non-numeric-turn": (_row(turn="1"), "turn/step/index must be numbers"),
-    "tool-without-id": (_row("tool-call-chunks", id=_DEL),
-                        r"data must be exactly \{turn, step, index, id, name\?, dt, args\}"),
+    "tool-without-id": (_row("tool-call-chunks", id=_DEL), r"data must be exactly \{turn, step, index, id, name\?, dt, args\}"),
     "tool-numeric-id": (_row("tool-call-chunks", id=5), r"id \(and name when present\) must be strings"),
     "tool-numeric-name": (_row("tool-call-chunks", name=5), r"id \(and name when present\) must be strings"),
 }

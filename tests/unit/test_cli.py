@@ -36,7 +36,9 @@ def _json_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str
 
 def test_json_error_not_found(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _json_error(capsys, ["inspect", str(root), "missing", "--json"]) == {
-        "class": "Error", "message": 'session "missing" not found'}
+        "class": "Error",
+        "message": 'session "missing" not found',
+    }
 
 
 def test_json_error_corruption_class(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,7 +80,8 @@ def test_json_results(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = path.read_bytes()
     assert main(["list", str(root), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == [
-        {"version": 0, "id": "s1", "createdAt": 1000, "cwd": "/proj", "delegationDepth": 0}]
+        {"version": 0, "id": "s1", "createdAt": 1000, "cwd": "/proj", "delegationDepth": 0}
+    ]
     assert main(["inspect", str(root), "s1", "--json"]) == 0
     inspected = json.loads(capsys.readouterr().out)
     assert [e["type"] for e in inspected["events"]][-2:] == ["step/end", "turn/end"]

@@ -98,8 +98,7 @@ def test_text_output_escapes_lone_surrogates(root: Path, capsys: pytest.CaptureF
 
 
 def test_error_naming_a_lone_surrogate_id(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _error(capsys, ["inspect", str(root), "no\ud800pe"]) == {
-        "class": "Error", "message": 'session "no\ud800pe" not found'}
+    assert _error(capsys, ["inspect", str(root), "no\ud800pe"]) == {"class": "Error", "message": 'session "no\ud800pe" not found'}
     code, out, err = _run(capsys, ["inspect", str(root), "no\ud800pe"])
     assert (code, out) == (1, "")
     assert err == 'sessionscope: Error: session "no\\ud800pe" not found\n'
@@ -164,17 +163,33 @@ def test_non_utf8_ids_are_refused_before_anything_is_written(root: Path, capsys:
 def test_non_utf8_id_from_a_real_command_line(root: Path) -> None:
     before = _files(root)
     env = {k: v for k, v in os.environ.items() if k != "DSH_HOME"}
-    done = subprocess.run([sys.executable, "-m", "app", "fork", os.fsencode(str(root)), b"parent",
-                           b"--after-turn", b"1", b"--id", b"x\xff", b"--json"],
-                          cwd=REPO, capture_output=True, timeout=60, env=env, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "fork",
+            os.fsencode(str(root)),
+            b"parent",
+            b"--after-turn",
+            b"1",
+            b"--id",
+            b"x\xff",
+            b"--json",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 1, done.stderr
     assert done.stderr == b""
     assert json.loads(done.stdout)["error"]["message"] == "new session id is not valid UTF-8: b'x\\xff'"
     assert _files(root) == before
 
 
-def test_wtf8_argv_reaches_a_session_whose_id_has_a_lone_surrogate(root: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_wtf8_argv_reaches_a_session_whose_id_has_a_lone_surrogate(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     as_argv = os.fsdecode(ODD_ID.encode("utf-8", "surrogatepass"))
     code, out, _err = _run(capsys, ["inspect", str(root), as_argv, "--json"])
     assert code == 0

@@ -63,10 +63,17 @@ def test_every_missing_parent_of_a_new_root_is_created_0700(tmp_path: Path, umas
         await store.append("s1", one_turn_log())
 
     run(body())
-    created = [tmp_path / "a", tmp_path / "a" / "b", tmp_path / "a" / "b" / "c", root, root / "--proj--",
-               root / "--proj--" / "s1"]
+    created = [
+        tmp_path / "a",
+        tmp_path / "a" / "b",
+        tmp_path / "a" / "b" / "c",
+        root,
+        root / "--proj--",
+        root / "--proj--" / "s1",
+    ]
     assert {str(p.relative_to(tmp_path)): oct(stat.S_IMODE(p.stat().st_mode)) for p in created} == {
-        str(p.relative_to(tmp_path)): "0o700" for p in created}
+        str(p.relative_to(tmp_path)): "0o700" for p in created
+    }
 
 
 def test_an_existing_parent_keeps_its_mode(tmp_path: Path, umask_022: None) -> None:
@@ -91,14 +98,22 @@ def test_json_output_prints_numbers_as_javascript_does(tmp_path: Path, capsys: p
     async def body() -> None:
         store = JsonlSessionPersistence(tmp_path)
         await store.create(meta("n1", "/proj"))
-        await store.append("n1", [ev("plugin/numbers", 0, {"big": 1e20, "small": 1e-6, "neg": -0.0000015,
-                                                             "huge": 1.5e300, "whole": 2.0}, ignorable=True)])
+        await store.append(
+            "n1",
+            [
+                ev(
+                    "plugin/numbers",
+                    0,
+                    {"big": 1e20, "small": 1e-6, "neg": -0.0000015, "huge": 1.5e300, "whole": 2.0},
+                    ignorable=True,
+                )
+            ],
+        )
 
     run(body())
     assert main(["inspect", str(tmp_path), "n1", "--json"]) == 0
     out = capsys.readouterr().out
-    assert ('"data":{"big":100000000000000000000,"small":0.000001,"neg":-0.0000015,"huge":1.5e+300,"whole":2}'
-            in out)
+    assert '"data":{"big":100000000000000000000,"small":0.000001,"neg":-0.0000015,"huge":1.5e+300,"whole":2}' in out
     assert json.loads(out)["events"][0]["data"]["big"] == 1e20
 
 
@@ -113,8 +128,7 @@ async def _live_source(tmp_path: Path, events: list[dict[str, Any]]) -> SessionS
     return store
 
 
-@pytest.mark.parametrize(("boundary", "shown"), [(-1, "-1"), (0.5, "0.5"), (2**53, "9007199254740992"),
-                                                  (True, "true")])
+@pytest.mark.parametrize(("boundary", "shown"), [(-1, "-1"), (0.5, "0.5"), (2**53, "9007199254740992"), (True, "true")])
 def test_invalid_fork_boundary_names_the_session_like_upstream(tmp_path: Path, boundary: Any, shown: str) -> None:
     async def body() -> None:
         store = await _live_source(tmp_path, one_turn_log())
@@ -157,8 +171,9 @@ def test_stored_event_validation_names_a_session_event_at_seq(tmp_path: Path) ->
         await store.append("v1", [*one_turn_log()[:4], bad])
         with pytest.raises(SessionPersistenceCorruptionError) as wrapped:
             await JsonlSessionPersistence(tmp_path).inspect("v1")
-        assert str(wrapped.value) == ('stored session "v1" failed validation: '
-                                      "Error: session event at seq 4 message must contain one tool-result block")
+        assert str(wrapped.value) == (
+            'stored session "v1" failed validation: Error: session event at seq 4 message must contain one tool-result block'
+        )
         with pytest.raises(SessionValidationError) as inner:
             await JsonlSessionPersistence(tmp_path).read_from("v1", 0)
         assert str(inner.value) == "session event at seq 4 message must contain one tool-result block"
@@ -186,8 +201,7 @@ def test_resume_uses_the_session_stores_clock(tmp_path: Path) -> None:
             await store.close()
         stored = (await JsonlSessionPersistence(tmp_path).inspect("r1")).events.records()
         marker_at = max(i for i, e in enumerate(stored) if e["type"] == END_SEED)
-        assert [(e["type"], e["time"]) for e in stored[marker_at:marker_at + 2]] == [(END_SEED, 4242),
-                                                                                   ("turn/start", 4242)]
+        assert [(e["type"], e["time"]) for e in stored[marker_at : marker_at + 2]] == [(END_SEED, 4242), ("turn/start", 4242)]
 
     run(body())
 
@@ -205,8 +219,9 @@ def _one_turn_parent(root: Path) -> None:
 
 
 @pytest.mark.parametrize("failing", ["write", "fsync"])
-def test_fork_on_a_full_disk_leaves_no_temp_file_and_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                failing: str) -> None:
+def test_fork_on_a_full_disk_leaves_no_temp_file_and_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
     _one_turn_parent(tmp_path)
     before = _files(tmp_path)
     real_write_all = jsonl_storage._write_all
@@ -241,7 +256,8 @@ def test_fork_on_a_full_disk_leaves_no_temp_file_and_no_folder(tmp_path: Path, m
 
 
 def test_failed_first_write_into_a_new_root_removes_only_the_folders_it_created(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "keep").mkdir()
     root = tmp_path / "keep" / "new" / "root"
 
@@ -261,7 +277,8 @@ def test_failed_first_write_into_a_new_root_removes_only_the_folders_it_created(
 
 
 def test_a_folder_that_gained_other_content_is_kept_and_the_error_says_so(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _one_turn_parent(tmp_path)
 
     def full_write(fd: int, content: bytes) -> None:
@@ -283,8 +300,7 @@ def test_a_folder_that_gained_other_content_is_kept_and_the_error_says_so(
     assert sorted(os.listdir(tmp_path / "--proj--" / "child")) == ["other.txt"]  # the temp file is gone
 
 
-def test_sqlite_fork_that_fails_inside_its_transaction_leaves_nothing(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sqlite_fork_that_fails_inside_its_transaction_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "store.sqlite"
 
     async def seed() -> None:
@@ -300,8 +316,10 @@ def test_sqlite_fork_that_fails_inside_its_transaction_leaves_nothing(tmp_path: 
     def rows() -> dict[str, list[Any]]:
         con = sqlite3.connect(db)
         try:
-            return {t: con.execute(f"SELECT * FROM {t}").fetchall()  # table names come from sqlite_master
-                    for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")}
+            return {
+                t: con.execute(f"SELECT * FROM {t}").fetchall()  # table names come from sqlite_master
+                for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
+            }
         finally:
             con.close()
 
@@ -327,4 +345,3 @@ def test_sqlite_fork_that_fails_inside_its_transaction_leaves_nothing(tmp_path: 
     monkeypatch.undo()
     assert calls["n"] >= 1
     assert rows() == before
-

@@ -61,10 +61,15 @@ def test_case_66_root_of_the_other_encoding(tmp_path: Path, compression: str) ->
     store_sessions(tmp_path, OPPOSITE[compression], ("s1", "/proj"))
     other = tmp_path / "--proj--" / "s1" / SUFFIX[OPPOSITE[compression]]
     suffix = ".jsonl.zstd" if compression == "none" else ".jsonl"
-    err = expect_error(JsonlSessionPersistence(tmp_path, compression=compression).list(),
-                       f'configured for compression "{compression}"', SessionLayoutError)
-    assert str(err) == (f'session artifact "{other}" uses {suffix}, but this backend is configured for compression '
-                        f'"{compression}"; use a separate root or select the matching compression mode')
+    err = expect_error(
+        JsonlSessionPersistence(tmp_path, compression=compression).list(),
+        f'configured for compression "{compression}"',
+        SessionLayoutError,
+    )
+    assert str(err) == (
+        f'session artifact "{other}" uses {suffix}, but this backend is configured for compression '
+        f'"{compression}"; use a separate root or select the matching compression mode'
+    )
 
 
 def test_case_67_opposite_artifact_planted_after_preflight(tmp_path: Path) -> None:
@@ -109,8 +114,10 @@ def test_case_69_flat_file_layout(tmp_path: Path, compression: str, flat_suffix:
     store_sessions(tmp_path, compression, ("other", "/proj"))
     flat = tmp_path / "--proj--" / f"s1{flat_suffix}"
     flat.write_bytes(b"")
-    message = (f'session artifact "{flat}" uses the unsupported flat-file layout; use a separate root or move it into a '
-               "project/session directory before loading")
+    message = (
+        f'session artifact "{flat}" uses the unsupported flat-file layout; use a separate root or move it into a '
+        "project/session directory before loading"
+    )
     err = expect_error(JsonlSessionPersistence(tmp_path, compression=compression).load("s1"), "unsupported flat-file layout")
     assert str(err) == message
     expect_error(JsonlSessionPersistence(tmp_path, compression=compression).list(), "unsupported flat-file layout")
@@ -149,8 +156,9 @@ def test_case_72_cwd_rewritten(tmp_path: Path, compression: str) -> None:
     path = artifact(tmp_path, "/proj", "s1", compression)
     path.write_bytes(encode_log(header_line("s1", "/elsewhere"), [one_turn_log()], compression))
     expected = artifact(tmp_path, "/elsewhere", "s1", compression)
-    err = expect_error(JsonlSessionPersistence(tmp_path, compression=compression).list(), "and cwd identify",
-                       SessionStorageCorruptError)
+    err = expect_error(
+        JsonlSessionPersistence(tmp_path, compression=compression).list(), "and cwd identify", SessionStorageCorruptError
+    )
     assert str(err) == f'corrupt session log "{path}": header id "s1" and cwd identify "{expected}"'
     expect_error(JsonlSessionPersistence(tmp_path, compression=compression).load("s1"), "and cwd identify")
 
@@ -177,8 +185,11 @@ def test_case_74_header_that_cannot_name_a_path(tmp_path: Path, field: str, valu
     head = header_line("s1", "/proj")
     head[field] = value
     path = plant(tmp_path, "--proj--/s1", encode_log(head, [one_turn_log()], "none"), "none")
-    err = expect_error(JsonlSessionPersistence(tmp_path, compression="none").list(),
-                       "header id cannot name a storage path", SessionStorageCorruptError)
+    err = expect_error(
+        JsonlSessionPersistence(tmp_path, compression="none").list(),
+        "header id cannot name a storage path",
+        SessionStorageCorruptError,
+    )
     assert str(err) == f'corrupt session log "{path}": header id cannot name a storage path'
 
 
@@ -190,8 +201,10 @@ def test_case_75_duplicate_id_across_projects(tmp_path: Path, compression: str) 
     plant(tmp_path, "--b--/dup", encode_log(header_line("dup", "/b"), [one_turn_log()], compression), compression)
     assert b_path.exists()
     message = 'duplicate JSONL session id "dup" appears in multiple project directories'
-    for call in (JsonlSessionPersistence(tmp_path, compression=compression).load("dup"),
-                 JsonlSessionPersistence(tmp_path, compression=compression).list()):
+    for call in (
+        JsonlSessionPersistence(tmp_path, compression=compression).load("dup"),
+        JsonlSessionPersistence(tmp_path, compression=compression).list(),
+    ):
         assert str(expect_error(call, message, SessionLayoutError)) == message
 
 
@@ -265,8 +278,16 @@ def test_case_79_and_80_layout_and_lazy_materialization(tmp_path: Path) -> None:
 
 def test_list_order_is_bytewise(tmp_path: Path) -> None:
     """§4.2: project directories, then session directories, each in byte order (``_no-cwd`` last)."""
-    sessions = [("s-z", "/zeta"), ("~", "/zeta"), ("_u", "/zeta"), ("s-a", "/zeta"), ("s-m", "/zeta"),
-                ("x", "/alpha"), ("y", "/Mid"), ("n", None)]
+    sessions = [
+        ("s-z", "/zeta"),
+        ("~", "/zeta"),
+        ("_u", "/zeta"),
+        ("s-a", "/zeta"),
+        ("s-m", "/zeta"),
+        ("x", "/alpha"),
+        ("y", "/Mid"),
+        ("n", None),
+    ]
     store_sessions(tmp_path, "none", *sessions)
     ids = [h.id for h in run(JsonlSessionPersistence(tmp_path, compression="none").list())]
     assert ids == ["y", "x", "_u", "s-a", "s-m", "s-z", "~", "n"]
@@ -335,8 +356,9 @@ def test_case_96_stable_read_retries_on_change(tmp_path: Path, monkeypatch: pyte
             return st
         calls.append(1)
         if len(calls) == 2:
-            return SimpleNamespace(st_dev=st.st_dev, st_ino=st.st_ino, st_size=st.st_size,
-                                   st_mtime_ns=st.st_mtime_ns + 1, st_ctime_ns=st.st_ctime_ns)
+            return SimpleNamespace(
+                st_dev=st.st_dev, st_ino=st.st_ino, st_size=st.st_size, st_mtime_ns=st.st_mtime_ns + 1, st_ctime_ns=st.st_ctime_ns
+            )
         return st
 
     monkeypatch.setattr(storage_mod.os, "stat", flaky_stat)

@@ -67,11 +67,17 @@ def test_case_12_non_string_id_in_refusal(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("compression", ENCODINGS)
-@pytest.mark.parametrize(("version", "pattern"), [(7, r"v7, .*written by a newer harness.*upgrade the harness"),
-                                                  (99, r"written by a newer harness.*upgrade the harness"),
-                                                  (-1, r"older than the supported v0.*no upgrade path")])
-def test_case_13_created_foreign_version_refused_with_raw_path(tmp_path: Path, compression: str, version: int,
-                                                               pattern: str) -> None:
+@pytest.mark.parametrize(
+    ("version", "pattern"),
+    [
+        (7, r"v7, .*written by a newer harness.*upgrade the harness"),
+        (99, r"written by a newer harness.*upgrade the harness"),
+        (-1, r"older than the supported v0.*no upgrade path"),
+    ],
+)
+def test_case_13_created_foreign_version_refused_with_raw_path(
+    tmp_path: Path, compression: str, version: int, pattern: str
+) -> None:
     """§15 case 13: create does not check the version; load refuses it and cites the raw log."""
 
     async def body() -> None:
@@ -95,13 +101,16 @@ def test_case_14_header_record_must_be_exactly_one_line(record: bytes) -> None:
         parse_header_record(record, "/p")
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"", "empty or header-less session log"),
-    (b"no newline at all", "empty or header-less session log"),
-    (b"not json\n", "corrupt session log: header line is not valid JSON"),
-    (b'{"type":"event"}\n', "corrupt session log: first line is not a session header"),
-    (b"\xef\xbb\xbf" + js_dumps(header_line("x")) + b"\n", "corrupt session log: header line is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "empty or header-less session log"),
+        (b"no newline at all", "empty or header-less session log"),
+        (b"not json\n", "corrupt session log: header line is not valid JSON"),
+        (b'{"type":"event"}\n', "corrupt session log: first line is not a session header"),
+        (b"\xef\xbb\xbf" + js_dumps(header_line("x")) + b"\n", "corrupt session log: header line is not valid JSON"),
+    ],
+)
 def test_case_15_bad_header_records(tmp_path: Path, content: bytes, message: str) -> None:
     """§15 case 15 (+ §10 note: a BOM before the header is "not valid JSON" and ``list`` skips the file)."""
     plant(tmp_path, "_no-cwd/x", content, "none")
@@ -133,10 +142,26 @@ NEGZERO = "@NEGZERO@"
 
 @pytest.mark.parametrize(
     "fields",
-    [{"createdAt": 1.5}, {"createdAt": -1}, {"createdAt": 2**53}, {"createdAt": NEGZERO}, {"createdAt": _DROP},
-     {"delegationDepth": _DROP}, {"delegationDepth": "1"}, {"delegationDepth": 1.5}, {"delegationDepth": -1},
-     {"delegationDepth": NEGZERO}, {"agentPreset": 7}, {"agentPreset": None}, {"origin": None},
-     {"origin": "external"}, {"id": 5}, {"type": "header"}, {"version": "0"}, {"version": True}],
+    [
+        {"createdAt": 1.5},
+        {"createdAt": -1},
+        {"createdAt": 2**53},
+        {"createdAt": NEGZERO},
+        {"createdAt": _DROP},
+        {"delegationDepth": _DROP},
+        {"delegationDepth": "1"},
+        {"delegationDepth": 1.5},
+        {"delegationDepth": -1},
+        {"delegationDepth": NEGZERO},
+        {"agentPreset": 7},
+        {"agentPreset": None},
+        {"origin": None},
+        {"origin": "external"},
+        {"id": 5},
+        {"type": "header"},
+        {"version": "0"},
+        {"version": True},
+    ],
     ids=lambda f: ",".join(f"{k}={v if v is not _DROP else 'missing'}" for k, v in f.items()),
 )
 def test_cases_16_17_18_header_shape(fields: dict[str, Any]) -> None:
@@ -148,12 +173,34 @@ def test_cases_16_17_18_header_shape(fields: dict[str, Any]) -> None:
 
 def test_case_18_agent_preset_round_trips_and_build_rules() -> None:
     """§15 case 18 and §5.2 step 6: optional keys copied as-is, unknown keys dropped, integral floats kept."""
-    parsed = parse_header_record(_header_text(agentPreset="minimal", cwd="/p", parentSession="par", seedLength=3,
-                                              origin="subagent", pad="x" * 10, createdAt=5.0), "/p")
-    assert parsed == {"version": 0, "id": "h", "createdAt": 5, "cwd": "/p", "parentSession": "par", "seedLength": 3,
-                      "origin": "subagent", "delegationDepth": 0, "agentPreset": "minimal"}
-    assert list(parsed) == ["version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin",
-                            "delegationDepth", "agentPreset"]
+    parsed = parse_header_record(
+        _header_text(
+            agentPreset="minimal", cwd="/p", parentSession="par", seedLength=3, origin="subagent", pad="x" * 10, createdAt=5.0
+        ),
+        "/p",
+    )
+    assert parsed == {
+        "version": 0,
+        "id": "h",
+        "createdAt": 5,
+        "cwd": "/p",
+        "parentSession": "par",
+        "seedLength": 3,
+        "origin": "subagent",
+        "delegationDepth": 0,
+        "agentPreset": "minimal",
+    }
+    assert list(parsed) == [
+        "version",
+        "id",
+        "createdAt",
+        "cwd",
+        "parentSession",
+        "seedLength",
+        "origin",
+        "delegationDepth",
+        "agentPreset",
+    ]
     assert parse_header_record(_header_text(cwd=None), "/p")["cwd"] is None
 
 
@@ -183,16 +230,27 @@ def test_case_20_written_header_line(tmp_path: Path, compression: str) -> None:
         store = JsonlSessionPersistence(tmp_path, compression=compression)
         await store.create(meta("mixed", "/proj"))
         await store.append("mixed", one_turn_log())
-        await store.create(meta("child", "/proj", agentPreset="explorer", delegationDepth=1, origin="subagent",
-                                seedLength=232, parentSession="parent"))
+        await store.create(
+            meta(
+                "child",
+                "/proj",
+                agentPreset="explorer",
+                delegationDepth=1,
+                origin="subagent",
+                seedLength=232,
+                parentSession="parent",
+            )
+        )
         await store.append("child", one_turn_log())
 
     run(body())
     first = plaintext(artifact(tmp_path, "/proj", "mixed", compression).read_bytes(), compression).split(b"\n")[0]
     assert first == b'{"type":"session","version":0,"id":"mixed","createdAt":1000,"cwd":"/proj","delegationDepth":0}'
     child = plaintext(artifact(tmp_path, "/proj", "child", compression).read_bytes(), compression).split(b"\n")[0]
-    assert child == (b'{"type":"session","version":0,"id":"child","createdAt":1000,"cwd":"/proj","parentSession":"parent",'
-                     b'"seedLength":232,"origin":"subagent","delegationDepth":1,"agentPreset":"explorer"}')
+    assert child == (
+        b'{"type":"session","version":0,"id":"child","createdAt":1000,"cwd":"/proj","parentSession":"parent",'
+        b'"seedLength":232,"origin":"subagent","delegationDepth":1,"agentPreset":"explorer"}'
+    )
 
 
 @pytest.mark.parametrize("compression", ENCODINGS)
@@ -204,8 +262,9 @@ def test_case_21_padded_header_spans_read_chunks(tmp_path: Path, compression: st
     async def body() -> None:
         store = JsonlSessionPersistence(tmp_path, compression=compression)
         headers = await store.list()
-        assert [h.to_json() for h in headers] == [{"version": 0, "id": "padded", "createdAt": 1000, "cwd": "/proj",
-                                                   "delegationDepth": 0}]
+        assert [h.to_json() for h in headers] == [
+            {"version": 0, "id": "padded", "createdAt": 1000, "cwd": "/proj", "delegationDepth": 0}
+        ]
         assert len((await store.load("padded")).events) == 6
 
     run(body())
@@ -220,8 +279,9 @@ def test_relative_cwd_is_listed_but_refused_on_load(tmp_path: Path) -> None:
         await store.append("rel", one_turn_log())
         assert (tmp_path / "--relative-dir--" / "rel" / "session.jsonl").is_file()
         assert [h.cwd for h in await store.list()] == ["relative/dir"]
-        with pytest.raises(SessionPersistenceCorruptionError,
-                           match=r'failed validation: .*cwd must be an absolute path, got "relative/dir"'):
+        with pytest.raises(
+            SessionPersistenceCorruptionError, match=r'failed validation: .*cwd must be an absolute path, got "relative/dir"'
+        ):
             await store.load("rel")
 
     run(body())

@@ -16,9 +16,19 @@ pytestmark = pytest.mark.usefixtures("fast_fsync")
 
 @pytest.mark.parametrize(
     ("raw", "encoded"),
-    [("..", "~002E~002E"), (".", "~002E"), ("a/b", "a~002Fb"), ("/etc/passwd", "~002Fetc~002Fpasswd"),
-     ("a\0b", "a~0000b"), ("plain-ID_1.2", "plain-ID_1.2"), ("a~b", "a~007Eb"), ("...", "..."),
-     ("😀", "~D83D~DE00"), ("é", "~00E9"), ("a b", "a~0020b")],
+    [
+        ("..", "~002E~002E"),
+        (".", "~002E"),
+        ("a/b", "a~002Fb"),
+        ("/etc/passwd", "~002Fetc~002Fpasswd"),
+        ("a\0b", "a~0000b"),
+        ("plain-ID_1.2", "plain-ID_1.2"),
+        ("a~b", "a~007Eb"),
+        ("...", "..."),
+        ("😀", "~D83D~DE00"),
+        ("é", "~00E9"),
+        ("a b", "a~0020b"),
+    ],
 )
 def test_case_01_encode_segment(raw: str, encoded: str) -> None:
     """§15 case 1 (+ §3.1: non-BMP as two escapes, ``...`` literal)."""
@@ -41,10 +51,17 @@ def test_case_03_empty_segment() -> None:
 
 @pytest.mark.parametrize(
     ("cwd", "key"),
-    [("/Users/qyj/" + "work/deepseek-harness", "--Users-qyj-work-deepseek-harness--"),
-     ("C:\\work\\agent", "--C-work-agent--"), ("/开发/~agent", "--~5F00~53D1-~007Eagent--"), ("/", "--root--"),
-     ("a-/b", "--a--b--"), ("//x//y::z", "--x-y-z--"), ("/-x", "--x--"), ("/a/b-c", "--a-b-c--"),
-     ("/a-b/c", "--a-b-c--")],
+    [
+        ("/Users/qyj/" + "work/deepseek-harness", "--Users-qyj-work-deepseek-harness--"),
+        ("C:\\work\\agent", "--C-work-agent--"),
+        ("/开发/~agent", "--~5F00~53D1-~007Eagent--"),
+        ("/", "--root--"),
+        ("a-/b", "--a--b--"),
+        ("//x//y::z", "--x-y-z--"),
+        ("/-x", "--x--"),
+        ("/a/b-c", "--a-b-c--"),
+        ("/a-b/c", "--a-b-c--"),
+    ],
 )
 def test_cases_04_05_06_project_key(cwd: str, key: str) -> None:
     """§15 cases 4, 5 (same key for /a/b-c and /a-b/c) and 6."""
@@ -94,8 +111,10 @@ def test_case_08_relative_root_locate(tmp_path: Path, monkeypatch: pytest.Monkey
     store = JsonlSessionPersistence("relative-root", compression="none")
     loc = store.locate(meta("relative-location", "/proj"))
     assert loc is not None
-    assert loc.to_json() == {"kind": "jsonl",
-                             "path": str(tmp_path / "relative-root" / "--proj--" / "relative-location" / "session.jsonl")}
+    assert loc.to_json() == {
+        "kind": "jsonl",
+        "path": str(tmp_path / "relative-root" / "--proj--" / "relative-location" / "session.jsonl"),
+    }
     assert not (tmp_path / "relative-root").exists()
     zstd = JsonlSessionPersistence("relative-root")
     assert zstd.locate(meta("x")).path.endswith("/relative-root/_no-cwd/x/session.jsonl.zstd")  # type: ignore[union-attr]

@@ -71,8 +71,9 @@ def test_case_23_unparsable_line_without_later_turn_end_is_tolerated() -> None:
 def test_case_24_turn_end_gap_raises_immediately() -> None:
     """§15 case 24."""
     scanner = LineScanner(len(HEADER))
-    with pytest.raises(SessionStorageCorruptError,
-                       match=r"^corrupt session log: seq gap in committed region at line 1 \(expected 0, got 1\)$"):
+    with pytest.raises(
+        SessionStorageCorruptError, match=r"^corrupt session log: seq gap in committed region at line 1 \(expected 0, got 1\)$"
+    ):
         scanner.write(line(turn_end(1, 1)))
 
 
@@ -212,7 +213,7 @@ def test_case_32_balanced_log_with_torn_tail(tmp_path: Path) -> None:
     run(body())
     data = path.read_bytes()
     assert data.startswith(original)
-    assert data[len(original):] == b"".join(line(e) for e in completed_turn2())
+    assert data[len(original) :] == b"".join(line(e) for e in completed_turn2())
 
 
 def test_case_33_single_open_turn(tmp_path: Path) -> None:
@@ -248,8 +249,9 @@ def test_case_34_header_id_rewritten(tmp_path: Path, compression: str) -> None:
         for call in (store.load("identity-a"), store.inspect("identity-a"), store.append("identity-a", [turn_end(8, 2)])):
             with pytest.raises(SessionStorageCorruptError) as info:
                 await call
-            assert str(info.value) == (f'corrupt session log "{path_a}": requested id "identity-a" does not match '
-                                       'header id "identity-b"')
+            assert str(info.value) == (
+                f'corrupt session log "{path_a}": requested id "identity-a" does not match header id "identity-b"'
+            )
         # list() has no requested id, so it sees a duplicate id.
         with pytest.raises(SessionPersistenceError, match=r'duplicate JSONL session id "identity-b"|and cwd identify'):
             await store.list()
@@ -260,22 +262,30 @@ def test_case_34_header_id_rewritten(tmp_path: Path, compression: str) -> None:
 
 @pytest.mark.parametrize(
     ("event", "phrase"),
-    [({"type": "request/header-delta", "seq": 1, "time": 2, "data": {}},
-      'session "s1" contains unsupported legacy request/header-delta event at seq 1'),
-     ({"type": "mode/set", "seq": 1, "time": 2, "data": {"mode": "plan"}},
-      'session "s1" contains unsupported legacy mode/set event at seq 1'),
-     ({"type": "request/header", "seq": 1, "time": 2, "data": {"reason": "fallback"}},
-      'session "s1" contains unsupported legacy request/header reason "fallback" at seq 1')],
+    [
+        (
+            {"type": "request/header-delta", "seq": 1, "time": 2, "data": {}},
+            'session "s1" contains unsupported legacy request/header-delta event at seq 1',
+        ),
+        (
+            {"type": "mode/set", "seq": 1, "time": 2, "data": {"mode": "plan"}},
+            'session "s1" contains unsupported legacy mode/set event at seq 1',
+        ),
+        (
+            {"type": "request/header", "seq": 1, "time": 2, "data": {"reason": "fallback"}},
+            'session "s1" contains unsupported legacy request/header reason "fallback" at seq 1',
+        ),
+    ],
     ids=["header-delta", "mode-set", "fallback"],
 )
 @pytest.mark.parametrize("compression", ["none", "zstd"])
-def test_case_92_stored_legacy_vocabulary_is_refused(tmp_path: Path, compression: str, event: dict[str, Any],
-                                                     phrase: str) -> None:
+def test_case_92_stored_legacy_vocabulary_is_refused(
+    tmp_path: Path, compression: str, event: dict[str, Any], phrase: str
+) -> None:
     """§15 case 92 / contract S-54, S-55: written by hand (append refuses it); load wraps, read_from does not."""
     from persistence import SessionPersistenceCorruptionError
 
-    plant(tmp_path, "--proj--/s1", encode_log(header_line("s1", "/proj"), [[turn_start(0, 1), event]], compression),
-          compression)
+    plant(tmp_path, "--proj--/s1", encode_log(header_line("s1", "/proj"), [[turn_start(0, 1), event]], compression), compression)
 
     async def body() -> None:
         store = JsonlSessionPersistence(tmp_path, compression=compression)

@@ -37,8 +37,7 @@ def full_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 
 def _turn(seq: int, turn: int) -> list[dict[str, Any]]:
-    return [sk.turn_start(seq, turn), sk.user_message(seq + 1, f"prompt {turn}", f"u{turn}"),
-            sk.turn_end(seq + 2, turn)]
+    return [sk.turn_start(seq, turn), sk.user_message(seq + 1, f"prompt {turn}", f"u{turn}"), sk.turn_end(seq + 2, turn)]
 
 
 async def _write(root: Path, compression: str, events: list[dict[str, Any]], *, create: bool) -> None:
@@ -172,8 +171,7 @@ def test_torn_and_corrupt_appends_answer_like_a_whole_read(viewer: Viewer, full_
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
-def test_an_unknown_event_is_refused_before_and_after_the_mark(tmp_path: Path, compression: str,
-                                                                full_reads: list[str]) -> None:
+def test_an_unknown_event_is_refused_before_and_after_the_mark(tmp_path: Path, compression: str, full_reads: list[str]) -> None:
     sk.run(_write(tmp_path, compression, _turn(0, 1), create=True))
     v = Viewer(tmp_path, compression)
     try:

@@ -202,9 +202,17 @@ asyncio.run(main())
 def test_two_processes_second_append_is_refused(compression: str, tmp_path: Path) -> None:
     path = stored(tmp_path, compression)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    procs = [subprocess.Popen([sys.executable, "-c", CHILD, str(REPO), str(tmp_path), compression],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(REPO), str(tmp_path), compression],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     try:
         for p in procs:
             assert p.stdout is not None

@@ -39,7 +39,7 @@ def test_serializer_conformance_vector_numbers() -> None:
 
 def test_serializer_conformance_vector_string() -> None:
     """§2.1 conformance vector: short escapes, lowercase \\u00XX, literal DEL/U+2028/non-ASCII, lone surrogate."""
-    s = "\b\f\n\r\t\"\\/\x1f\x7f\u2028é😀\ud800"
+    s = '\b\f\n\r\t"\\/\x1f\x7f\u2028é😀\ud800'
     expected = '"\\b\\f\\n\\r\\t\\"\\\\/\\u001f\x7f\u2028é😀\\ud800"'.encode()
     assert js_dumps(s) == expected
     assert b"\n" not in js_dumps({"k": "a\nb"})
@@ -48,11 +48,26 @@ def test_serializer_conformance_vector_string() -> None:
 @pytest.mark.parametrize(
     ("value", "text"),
     [
-        (0, "0"), (-0.0, "0"), (1.5, "1.5"), (-1.5, "-1.5"), (100.0, "100"), (0.1, "0.1"), (123e-20, "1.23e-18"),
-        (1e21, "1e+21"), (1e20, "100000000000000000000"), (1.2345678901234568e20, "123456789012345680000"),
-        (5e-324, "5e-324"), (1.7976931348623157e308, "1.7976931348623157e+308"), (2**53, "9007199254740992"),
-        (2**53 + 1, "9007199254740992"), (-(2**60), "-1152921504606847000"), (0.000001, "0.000001"),
-        (1e-7, "1e-7"), (123456.789, "123456.789"), (-1e-7, "-1e-7"), (2.5e-6, "0.0000025"),
+        (0, "0"),
+        (-0.0, "0"),
+        (1.5, "1.5"),
+        (-1.5, "-1.5"),
+        (100.0, "100"),
+        (0.1, "0.1"),
+        (123e-20, "1.23e-18"),
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (1.2345678901234568e20, "123456789012345680000"),
+        (5e-324, "5e-324"),
+        (1.7976931348623157e308, "1.7976931348623157e+308"),
+        (2**53, "9007199254740992"),
+        (2**53 + 1, "9007199254740992"),
+        (-(2**60), "-1152921504606847000"),
+        (0.000001, "0.000001"),
+        (1e-7, "1e-7"),
+        (123456.789, "123456.789"),
+        (-1e-7, "-1e-7"),
+        (2.5e-6, "0.0000025"),
     ],
 )
 def test_js_number(value: float, text: str) -> None:
@@ -90,8 +105,10 @@ def test_parser_lossy_utf8() -> None:
     assert js_loads(b'{"t":"a\xffb"}') == {"t": "a\ufffdb"}
 
 
-@pytest.mark.parametrize("text", [b"", b"   ", b"NaN", b"[Infinity]", b"-Infinity", b"[1,]", b"{\"a\":1,}", b"// c\n1",
-                                  b"\xef\xbb\xbf{}", b"{'a':1}", b"[1 2]"])
+@pytest.mark.parametrize(
+    "text",
+    [b"", b"   ", b"NaN", b"[Infinity]", b"-Infinity", b"[1,]", b'{"a":1,}', b"// c\n1", b"\xef\xbb\xbf{}", b"{'a':1}", b"[1 2]"],
+)
 def test_parser_rejects_non_json(text: bytes) -> None:
     """§2.2: empty input, NaN/Infinity, trailing commas, comments and a BOM are parse errors."""
     with pytest.raises(JsonTextError):
@@ -150,8 +167,16 @@ def test_predicates() -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(None, "null"), (True, "true"), (False, "false"), (1.5, "1.5"), ("s", "s"), ({}, "[object Object]"),
-     ([1, "a", None], "1,a,"), (-1, "-1")],
+    [
+        (None, "null"),
+        (True, "true"),
+        (False, "false"),
+        (1.5, "1.5"),
+        ("s", "s"),
+        ({}, "[object Object]"),
+        ([1, "a", None], "1,a,"),
+        (-1, "-1"),
+    ],
 )
 def test_js_string(value: Any, text: str) -> None:
     """§2.3 ``js_string`` (JS ``String(v)``)."""
@@ -177,10 +202,8 @@ def _cycle() -> list[Any]:
 
 @pytest.mark.parametrize(
     "value",
-    [math.nan, math.inf, -math.inf, -0.0, {1, 2}, (1, 2), b"x", _Custom(), print, {1: "x"}, 2**53, -(2**53),
-     _cycle()],
-    ids=["nan", "inf", "-inf", "-0.0", "set", "tuple", "bytes", "object", "callable", "int-key", "2**53", "-2**53",
-         "cycle"],
+    [math.nan, math.inf, -math.inf, -0.0, {1, 2}, (1, 2), b"x", _Custom(), print, {1: "x"}, 2**53, -(2**53), _cycle()],
+    ids=["nan", "inf", "-inf", "-0.0", "set", "tuple", "bytes", "object", "callable", "int-key", "2**53", "-2**53", "cycle"],
 )
 def test_lossless_copy_rejects(value: Any) -> None:
     """session-model §8 rule 10 / contract R-05 Python list."""

@@ -146,8 +146,9 @@ def deny(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
 
 BAD_HEADERS = {
     "version": b'{"type":"session","version":1e400,"id":"bad","createdAt":1000,"cwd":"/w","delegationDepth":0}\n',
-    "seedLength": (b'{"type":"session","version":0,"id":"bad","createdAt":1000,"cwd":"/w","seedLength":1e400,'
-                   b'"delegationDepth":0}\n'),
+    "seedLength": (
+        b'{"type":"session","version":0,"id":"bad","createdAt":1000,"cwd":"/w","seedLength":1e400,"delegationDepth":0}\n'
+    ),
 }
 
 
@@ -165,8 +166,9 @@ def test_list_skips_a_header_with_an_infinite_number(infinite_root: tuple[Path, 
     assert listed(root, compression) == (["good", "zz"], ["good", "zz"])
 
 
-def test_cli_list_and_verify_name_the_infinite_header(infinite_root: tuple[Path, str, Path],
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_list_and_verify_name_the_infinite_header(
+    infinite_root: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, _compression, bad = infinite_root
     code, out = cli_json(capsys, "list", str(root))
     assert code == 0 and [h["id"] for h in out] == ["good", "zz"]
@@ -267,8 +269,9 @@ def _mixed(tmp_path: Path, compression: str) -> Path:
 
 
 @pytest.mark.parametrize("compression", ENCODINGS)
-def test_unreadable_session_folder_is_one_row(tmp_path: Path, compression: str, deny: Callable[[Path], None],
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_session_folder_is_one_row(
+    tmp_path: Path, compression: str, deny: Callable[[Path], None], capsys: pytest.CaptureFixture[str]
+) -> None:
     root = _mixed(tmp_path, compression)
     folder = root / "--w--" / "c"
     deny(folder)
@@ -293,15 +296,15 @@ def test_unreadable_session_folder_is_one_row(tmp_path: Path, compression: str, 
     code, out = cli_json(capsys, "verify", str(root))
     assert code == 1 and out.get("rootError", "?") is None, out
     rows = {r["id"]: r for r in out["sessions"]}
-    assert {k: r["verdict"] for k, r in rows.items()} == {"a": "ok", "b": "ok", "p": "ok", "forked": "ok",
-                                                         "c": "unreadable"}
+    assert {k: r["verdict"] for k, r in rows.items()} == {"a": "ok", "b": "ok", "p": "ok", "forked": "ok", "c": "unreadable"}
     assert rows["c"]["reason"].startswith("unreadable: permission denied")
     assert rows["c"]["path"] == str(folder)
 
 
 @pytest.mark.parametrize("compression", ENCODINGS)
-def test_unreadable_project_folder_and_transcript(tmp_path: Path, compression: str, deny: Callable[[Path], None],
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_project_folder_and_transcript(
+    tmp_path: Path, compression: str, deny: Callable[[Path], None], capsys: pytest.CaptureFixture[str]
+) -> None:
     root = _mixed(tmp_path, compression)
     project = root / "--other--"
     transcript = artifact(root, WORK, "c", compression)
@@ -324,7 +327,9 @@ def test_unreadable_project_folder_and_transcript(tmp_path: Path, compression: s
     assert rows[str(project)]["reason"].startswith("unreadable: permission denied")
     assert rows[str(transcript)]["verdict"] == "unreadable"
     assert {r["id"]: r["verdict"] for r in out["sessions"] if r["path"] not in (str(project), str(transcript))} == {
-        "a": "ok", "b": "repairable"}
+        "a": "ok",
+        "b": "repairable",
+    }
 
 
 def test_walker_reports_each_problem_in_list_order(tmp_path: Path, deny: Callable[[Path], None]) -> None:
@@ -336,8 +341,14 @@ def test_walker_reports_each_problem_in_list_order(tmp_path: Path, deny: Callabl
     deny(root / "--w--" / "c")
     entries = list(discovery.walk_root(str(root)))
     kinds = [(os.path.basename(e.path), e.kind if isinstance(e, discovery.Problem) else "folder") for e in entries]
-    assert kinds == [("p", "folder"), ("flat.jsonl", "flat-file"), ("a", "folder"), ("b", "folder"),
-                     ("c", "unreadable"), ("x", "symlink")]
+    assert kinds == [
+        ("p", "folder"),
+        ("flat.jsonl", "flat-file"),
+        ("a", "folder"),
+        ("b", "folder"),
+        ("c", "unreadable"),
+        ("x", "symlink"),
+    ]
     link = entries[-1]
     assert isinstance(link, discovery.Problem) and link.target == str(outside / "--w--" / "x")
 
@@ -366,7 +377,8 @@ def _linked(tmp_path: Path, compression: str, what: str) -> tuple[Path, Path, Pa
 @pytest.mark.parametrize("what", ["folder", "transcript"])
 @pytest.mark.parametrize("compression", ENCODINGS)
 def test_symlinked_session_is_neither_listed_nor_read_and_verify_names_it(
-        tmp_path: Path, compression: str, what: str, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, compression: str, what: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, link, outside = _linked(tmp_path, compression, what)
     before = snapshot(outside)
     assert listed(root, compression) == (["a"], ["a"])
@@ -452,8 +464,7 @@ def test_symlinked_project_alias_inside_the_root_still_lists_and_loads(tmp_path:
     assert [type(e).__name__ for e in discovery.walk_root(str(tmp_path))] == ["SessionFolder"]
 
 
-def test_symlinked_project_folder_outside_the_root_is_a_problem_row(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_symlinked_project_folder_outside_the_root_is_a_problem_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "root"
     make_root(root, "none", {"a": one_turn_log()})
     outside = tmp_path / "outside"

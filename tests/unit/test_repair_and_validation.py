@@ -39,7 +39,8 @@ def test_rule_35_no_closers_for_empty_or_balanced_logs() -> None:
 def test_rule_36_open_turn_only() -> None:
     events = [turn_start(0, 1, time=42)]
     assert interrupted_turn_closers(events) == [
-        {"type": "turn/end", "seq": 1, "time": 42, "data": {"turn": 1, "reason": {"kind": "interrupted"}}}]
+        {"type": "turn/end", "seq": 1, "time": 42, "data": {"turn": 1, "reason": {"kind": "interrupted"}}}
+    ]
 
 
 def test_rule_37_open_step() -> None:
@@ -60,13 +61,29 @@ def test_rule_38_tool_not_started() -> None:
     assert [(c["type"], c["seq"]) for c in closers] == [("tool/result", 3), ("step/end", 4), ("turn/end", 5)]
     result = closers[0]
     assert result == {
-        "type": "tool/result", "seq": 3, "time": 3,
-        "data": {"turn": 2, "step": 1, "message": {
-            "id": "interrupted-tool-result-call-1-3", "role": "user", "source": {"kind": "tool", "callId": "call-1"},
-            "content": [{"type": "tool-result", "toolCallId": "call-1", "isError": True,
-                         "content": [{"type": "text", "text": TOOL_NOT_STARTED_TEXT}]}]},
-            "error": {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}},
-        "surfaceOp": "append"}
+        "type": "tool/result",
+        "seq": 3,
+        "time": 3,
+        "data": {
+            "turn": 2,
+            "step": 1,
+            "message": {
+                "id": "interrupted-tool-result-call-1-3",
+                "role": "user",
+                "source": {"kind": "tool", "callId": "call-1"},
+                "content": [
+                    {
+                        "type": "tool-result",
+                        "toolCallId": "call-1",
+                        "isError": True,
+                        "content": [{"type": "text", "text": TOOL_NOT_STARTED_TEXT}],
+                    }
+                ],
+            },
+            "error": {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"},
+        },
+        "surfaceOp": "append",
+    }
     assert list(result) == ["type", "seq", "time", "data", "surfaceOp"]
     assert list(result["data"]["message"]) == ["id", "role", "source", "content"]
 
@@ -84,12 +101,14 @@ def test_rule_39_tool_outcome_unknown() -> None:
 
 def test_closer_texts_are_byte_exact() -> None:
     """jsonl-backend §12.4: the two texts are on-disk data."""
-    assert TOOL_NOT_STARTED_TEXT == ("The tool call was interrupted before the Harness recorded it as started. "
-                                     "Retry it if it is still needed.")
+    assert TOOL_NOT_STARTED_TEXT == (
+        "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
+    )
     assert TOOL_OUTCOME_UNKNOWN_TEXT == (
         "The tool call was interrupted after it was recorded, but no result was durably recorded. Its outcome is "
         "unknown. Decide whether to retry from the tool semantics: retry only if the operation is read-only or "
-        "idempotent; if it may have side effects, first verify external state or ask the user. Do not retry blindly.")
+        "idempotent; if it may have side effects, first verify external state or ask the user. Do not retry blindly."
+    )
 
 
 def test_rule_40_answered_ended_or_earlier_calls_get_no_result() -> None:
@@ -97,8 +116,13 @@ def test_rule_40_answered_ended_or_earlier_calls_get_no_result() -> None:
     assert [c["type"] for c in interrupted_turn_closers(answered)] == ["step/end", "turn/end"]
     step_closed = [*_turn2_with_call(False), step_end(3, 2, 1), step_start(4, 2, 2)]
     assert [c["type"] for c in interrupted_turn_closers(step_closed)] == ["step/end", "turn/end"]
-    earlier_turn = [turn_start(0, 1), step_start(1, 1, 1), assistant_message(2, 1, 1, text=None, calls=["old"]),
-                    turn_end(3, 1), turn_start(4, 2)]
+    earlier_turn = [
+        turn_start(0, 1),
+        step_start(1, 1, 1),
+        assistant_message(2, 1, 1, text=None, calls=["old"]),
+        turn_end(3, 1),
+        turn_start(4, 2),
+    ]
     assert [c["type"] for c in interrupted_turn_closers(earlier_turn)] == ["turn/end"]
     orphan_call = [turn_start(0, 1), step_start(1, 1, 1), tool_call(2, 1, 1, "nobody")]
     assert [c["type"] for c in interrupted_turn_closers(orphan_call)] == ["step/end", "turn/end"]
@@ -117,8 +141,13 @@ def test_rule_41_pending_calls_in_block_order() -> None:
 
 def test_reregistered_call_keeps_position_and_forgets_its_call_seq() -> None:
     """jsonl-backend §12.4 table: re-setting an existing id keeps its position, drops its ``call_seq``."""
-    events = [turn_start(0, 1), step_start(1, 1, 1), assistant_message(2, 1, 1, text=None, calls=["a", "b"]),
-              tool_call(3, 1, 1, "a"), assistant_message(4, 1, 1, text=None, calls=["a"])]
+    events = [
+        turn_start(0, 1),
+        step_start(1, 1, 1),
+        assistant_message(2, 1, 1, text=None, calls=["a", "b"]),
+        tool_call(3, 1, 1, "a"),
+        assistant_message(4, 1, 1, text=None, calls=["a"]),
+    ]
     results = [c for c in interrupted_turn_closers(events) if c["type"] == "tool/result"]
     assert [r["data"]["message"]["source"]["callId"] for r in results] == ["a", "b"]
     assert "sourceEventSeqs" not in results[0]
@@ -134,8 +163,14 @@ def _restorable_logs() -> list[list[dict[str, Any]]]:
         [turn_start(0, 1), step_start(1, 1, 1)],
         _turn2_with_call(False),
         _turn2_with_call(True),
-        [turn_start(0, 1), user_message(1, "hi"), step_start(2, 1, 1),
-         assistant_message(3, 1, 1, text="x", calls=["a", "b"]), tool_call(4, 1, 1, "a"), tool_result(5, 1, 1, "a")],
+        [
+            turn_start(0, 1),
+            user_message(1, "hi"),
+            step_start(2, 1, 1),
+            assistant_message(3, 1, 1, text="x", calls=["a", "b"]),
+            tool_call(4, 1, 1, "a"),
+            tool_result(5, 1, 1, "a"),
+        ],
     ]
 
 
@@ -157,19 +192,24 @@ def _header(**fields: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("fields", "phrase"),
-    [({"cwd": "relative/path"}, "cwd must be an absolute path"),
-     ({"createdAt": -1}, "createdAt must be a non-negative safe integer"),
-     ({"createdAt": 1.5}, "createdAt must be a non-negative safe integer"),
-     ({"createdAt": "123"}, "createdAt must be a non-negative safe integer"),
-     ({"createdAt": 2**53}, "createdAt must be a non-negative safe integer"),
-     ({"seedLength": -1}, "seedLength must be a non-negative safe integer"),
-     ({"seedLength": 0.5}, "seedLength must be a non-negative safe integer"),
-     ({"seedLength": "1"}, "seedLength must be a non-negative safe integer"),
-     ({"origin": "fork"}, 'origin must be "subagent"'),
-     ({"delegationDepth": -1}, "delegationDepth"), ({"delegationDepth": 0.5}, "delegationDepth"),
-     ({"delegationDepth": "1"}, "delegationDepth"),
-     ({"agentPreset": 1}, "must be a string"), ({"parentSession": 1}, "must be a string"),
-     ({"version": 1}, "header version must be 0"), ({"id": "other"}, "does not match session id")],
+    [
+        ({"cwd": "relative/path"}, "cwd must be an absolute path"),
+        ({"createdAt": -1}, "createdAt must be a non-negative safe integer"),
+        ({"createdAt": 1.5}, "createdAt must be a non-negative safe integer"),
+        ({"createdAt": "123"}, "createdAt must be a non-negative safe integer"),
+        ({"createdAt": 2**53}, "createdAt must be a non-negative safe integer"),
+        ({"seedLength": -1}, "seedLength must be a non-negative safe integer"),
+        ({"seedLength": 0.5}, "seedLength must be a non-negative safe integer"),
+        ({"seedLength": "1"}, "seedLength must be a non-negative safe integer"),
+        ({"origin": "fork"}, 'origin must be "subagent"'),
+        ({"delegationDepth": -1}, "delegationDepth"),
+        ({"delegationDepth": 0.5}, "delegationDepth"),
+        ({"delegationDepth": "1"}, "delegationDepth"),
+        ({"agentPreset": 1}, "must be a string"),
+        ({"parentSession": 1}, "must be a string"),
+        ({"version": 1}, "header version must be 0"),
+        ({"id": "other"}, "does not match session id"),
+    ],
 )
 def test_rules_02_to_08_header_validation(fields: dict[str, Any], phrase: str) -> None:
     with pytest.raises(SessionValidationError, match=phrase):
@@ -177,8 +217,9 @@ def test_rules_02_to_08_header_validation(fields: dict[str, Any], phrase: str) -
 
 
 def test_rules_04_to_06_accepted_headers() -> None:
-    validate_header(_header(seedLength=10, origin="subagent", delegationDepth=2, cwd="/abs", agentPreset="x",
-                            parentSession="p"), "h")
+    validate_header(
+        _header(seedLength=10, origin="subagent", delegationDepth=2, cwd="/abs", agentPreset="x", parentSession="p"), "h"
+    )
 
 
 # ---------------------------------------------------------------- envelope validation (rules 13-18)
@@ -186,10 +227,30 @@ def test_rules_04_to_06_accepted_headers() -> None:
 
 @pytest.mark.parametrize(
     "change",
-    [{"extra": 1}, {"seq": "0"}, {"seq": 0.5}, {"seq": -1}, {"time": "1"}, {"time": 0.5}, {"data": "<missing>"},
-     {"ignorable": False}, {"ignorable": "yes"}, {"type": 5}],
-    ids=["extra-key", "seq-str", "seq-frac", "seq-neg", "time-str", "time-frac", "no-data", "ignorable-false",
-         "ignorable-yes", "type-int"],
+    [
+        {"extra": 1},
+        {"seq": "0"},
+        {"seq": 0.5},
+        {"seq": -1},
+        {"time": "1"},
+        {"time": 0.5},
+        {"data": "<missing>"},
+        {"ignorable": False},
+        {"ignorable": "yes"},
+        {"type": 5},
+    ],
+    ids=[
+        "extra-key",
+        "seq-str",
+        "seq-frac",
+        "seq-neg",
+        "time-str",
+        "time-frac",
+        "no-data",
+        "ignorable-false",
+        "ignorable-yes",
+        "type-int",
+    ],
 )
 def test_rule_13_invalid_envelopes(change: dict[str, Any]) -> None:
     event = turn_start(0, 1)
@@ -226,10 +287,11 @@ def _request_header(config: dict[str, Any], **header: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("event", "phrase"),
-    [(_request_header({"model": "m"}), "lacks provider/model"),
-     (_request_header({"provider": "p", "model": "m", "reasoningEffort": ""}), "invalid reasoningEffort"),
-     (_request_header({"provider": "p", "model": "m"}, adapterDefaults={"reasoningEffort": True}),
-      "invalid adapterDefaults")],
+    [
+        (_request_header({"model": "m"}), "lacks provider/model"),
+        (_request_header({"provider": "p", "model": "m", "reasoningEffort": ""}), "invalid reasoningEffort"),
+        (_request_header({"provider": "p", "model": "m"}, adapterDefaults={"reasoningEffort": True}), "invalid adapterDefaults"),
+    ],
 )
 def test_rule_16_request_header(event: dict[str, Any], phrase: str) -> None:
     with pytest.raises(SessionValidationError, match=phrase):
@@ -250,8 +312,10 @@ def test_rule_17_tool_result_shapes() -> None:
 
 @pytest.mark.parametrize(
     "event",
-    [ev("request/header-delta", 0, {}),
-     ev("request/header", 0, {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "fallback"})],
+    [
+        ev("request/header-delta", 0, {}),
+        ev("request/header", 0, {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "fallback"}),
+    ],
     ids=["header-delta", "fallback"],
 )
 def test_rule_18_legacy_request_headers(event: dict[str, Any]) -> None:

@@ -75,13 +75,28 @@ def test_case_50_scan_complete_frames() -> None:
 
 @pytest.mark.parametrize(
     ("data", "outcome"),
-    [(MAGIC[:2], 0), (MAGIC, 0), (b"\0\0\0\0", "invalid frame magic at byte 0"),
-     (MAGIC + b"\x08", "reserved frame-header bit at byte 4"), (MAGIC + b"\x10", "reserved frame-header bit at byte 4"),
-     (MAGIC + b"\x00", 0), (MAGIC + bytes.fromhex("20000100"), 0),
-     (MAGIC + bytes.fromhex("2000") + (5 << 3).to_bytes(3, "little") + b"ab", 0),
-     (MAGIC + bytes.fromhex("2000070000"), "reserved block type at byte 6")],
-    ids=["half-magic", "magic", "zeros", "reserved-bit3", "reserved-bit4", "no-window", "short-block-header",
-         "short-raw-block", "reserved-block-type"],
+    [
+        (MAGIC[:2], 0),
+        (MAGIC, 0),
+        (b"\0\0\0\0", "invalid frame magic at byte 0"),
+        (MAGIC + b"\x08", "reserved frame-header bit at byte 4"),
+        (MAGIC + b"\x10", "reserved frame-header bit at byte 4"),
+        (MAGIC + b"\x00", 0),
+        (MAGIC + bytes.fromhex("20000100"), 0),
+        (MAGIC + bytes.fromhex("2000") + (5 << 3).to_bytes(3, "little") + b"ab", 0),
+        (MAGIC + bytes.fromhex("2000070000"), "reserved block type at byte 6"),
+    ],
+    ids=[
+        "half-magic",
+        "magic",
+        "zeros",
+        "reserved-bit3",
+        "reserved-bit4",
+        "no-window",
+        "short-block-header",
+        "short-raw-block",
+        "reserved-block-type",
+    ],
 )
 def test_case_51_torn_or_corrupt(data: bytes, outcome: int | str) -> None:
     """§15 case 51."""
@@ -94,13 +109,15 @@ def test_case_51_torn_or_corrupt(data: bytes, outcome: int | str) -> None:
 
 @pytest.mark.parametrize(
     "frame",
-    [MAGIC + bytes([0x00]) + b"\0" + b"\x01\x00\x00",
-     MAGIC + bytes([0x21]) + b"\0" * 2 + b"\x01\x00\x00",
-     MAGIC + bytes([0x42]) + b"\0" * 5 + b"\x01\x00\x00",
-     MAGIC + bytes([0x83]) + b"\0" * 9 + b"\x01\x00\x00",
-     MAGIC + bytes([0xE3]) + b"\0" * 12 + b"\x01\x00\x00",
-     MAGIC + bytes.fromhex("20010B000041"),
-     MAGIC + bytes.fromhex("2000000000010000")],
+    [
+        MAGIC + bytes([0x00]) + b"\0" + b"\x01\x00\x00",
+        MAGIC + bytes([0x21]) + b"\0" * 2 + b"\x01\x00\x00",
+        MAGIC + bytes([0x42]) + b"\0" * 5 + b"\x01\x00\x00",
+        MAGIC + bytes([0x83]) + b"\0" * 9 + b"\x01\x00\x00",
+        MAGIC + bytes([0xE3]) + b"\0" * 12 + b"\x01\x00\x00",
+        MAGIC + bytes.fromhex("20010B000041"),
+        MAGIC + bytes.fromhex("2000000000010000"),
+    ],
     ids=["0x00", "0x21", "0x42", "0x83", "0xE3", "rle", "two-blocks"],
 )
 def test_case_52_structural_frames(frame: bytes) -> None:
@@ -152,7 +169,7 @@ def test_cases_53_54_56_written_frames(tmp_path: Path) -> None:
     assert after.startswith(data)
     assert len(scan_frames(after)[0]) == 3
     assert zstd_frames(after)[2] == lines(completed_turn2())
-    assert after[len(data):] == compress_frame(lines(completed_turn2()))
+    assert after[len(data) :] == compress_frame(lines(completed_turn2()))
 
 
 def test_case_55_zero_byte_artifact_read_raw(tmp_path: Path) -> None:
@@ -185,8 +202,10 @@ def test_case_57_corrupt_event_frame_long_cwd(tmp_path: Path) -> None:
     async def body() -> None:
         store = JsonlSessionPersistence(tmp_path)
         assert [h.id for h in await store.list()] == ["long"]
-        with pytest.raises(SessionStorageCorruptError,
-                           match=rf"^corrupt Zstandard session log: frame at byte {event_frame_start} failed validation$"):
+        with pytest.raises(
+            SessionStorageCorruptError,
+            match=rf"^corrupt Zstandard session log: frame at byte {event_frame_start} failed validation$",
+        ):
             await store.load("long")
 
     run(body())
@@ -197,8 +216,17 @@ def _torn_turn2_file(root: Path) -> tuple[Path, bytes]:
     path = stored_one_turn(root)
     committed = path.read_bytes()
     noise = random.Random(7).randbytes(200_000).hex()
-    huge = js_dumps({"type": "assistant/chunk", "seq": 8, "time": 9, "data": {"turn": 2, "step": 1, "chunk": {
-        "type": "text-delta", "index": 0, "text": noise}}}) + b"\n"
+    huge = (
+        js_dumps(
+            {
+                "type": "assistant/chunk",
+                "seq": 8,
+                "time": 9,
+                "data": {"turn": 2, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": noise}},
+            }
+        )
+        + b"\n"
+    )
     frame = compress_frame(lines(open_turn2()) + huge)
     path.write_bytes(committed + frame[: len(frame) * 6 // 10])
     return path, committed
@@ -325,8 +353,12 @@ def test_lenient_frame_reading(tmp_path: Path) -> None:
     without checksum are all readable."""
     body_text = lines(one_turn_log())
     split = len(body_text) // 2
-    content = (compress_frame(HEADER_LINE) + compress_frame(body_text[:split]) + compress_frame(b"")
-               + zstandard.ZstdCompressor(write_checksum=False, write_content_size=True).compress(body_text[split:]))
+    content = (
+        compress_frame(HEADER_LINE)
+        + compress_frame(body_text[:split])
+        + compress_frame(b"")
+        + zstandard.ZstdCompressor(write_checksum=False, write_content_size=True).compress(body_text[split:])
+    )
     plant(tmp_path, "--proj--/s1", content, "zstd")
 
     async def body() -> None:

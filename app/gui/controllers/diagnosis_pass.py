@@ -34,8 +34,15 @@ class DiagnosisPass(QObject):
 
     progressed = Signal(int)  # rows still waiting
 
-    def __init__(self, model: SessionListModel, jobs: Jobs, *, flush_ms: int = 200, use_processes: bool = True,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        model: SessionListModel,
+        jobs: Jobs,
+        *,
+        flush_ms: int = 200,
+        use_processes: bool = True,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self._model = model
         self._jobs = jobs

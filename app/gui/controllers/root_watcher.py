@@ -36,8 +36,16 @@ log = logging.getLogger(__name__)
 _IGNORED_EVENTS = frozenset({"opened", "closed_no_write"})
 # Only changes, never reads: without this filter inotify reports every open/close, and the app's own
 # reads of a 10k-session root overflow the kernel queue (watchdog then rescans the whole tree).
-WATCHED_EVENTS: list[type[FileSystemEvent]] = [FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,
-                                               FileClosedEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+WATCHED_EVENTS: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
 
 
 class _QueueHandler(FileSystemEventHandler):

@@ -65,9 +65,18 @@ class SessionActions(QObject):
     message = Signal(str)
     lost_records_found = Signal(object)  # [(session id, BackupInfo)]: backups holding records their log lacks
 
-    def __init__(self, *, parent_widget: QWidget, jobs: Jobs, controller: SessionListController,
-                 model: SessionListModel, loader: SessionLoader, settings: AppSettings,
-                 select_session: Callable[[str], bool], show_header: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        *,
+        parent_widget: QWidget,
+        jobs: Jobs,
+        controller: SessionListController,
+        model: SessionListModel,
+        loader: SessionLoader,
+        settings: AppSettings,
+        select_session: Callable[[str], bool],
+        show_header: Callable[[], None],
+    ) -> None:
         super().__init__(parent_widget)
         self.parent_widget = parent_widget
         self.jobs = jobs
@@ -186,10 +195,10 @@ class SessionActions(QObject):
                 return
             self.message.emit(f"Repairing {row.session_id} …")
             with collector_paused():
-                result = await repair_action.execute_repair(store, plan, force=force, quiet_seconds=quiet,
-                                                            accept_loss=accept_loss)
-        text = (f"Repaired {row.session_id}: now {result.status_after}, {result.events_after:,} events; "
-                f"backup at {result.backup}")
+                result = await repair_action.execute_repair(
+                    store, plan, force=force, quiet_seconds=quiet, accept_loss=accept_loss
+                )
+        text = f"Repaired {row.session_id}: now {result.status_after}, {result.events_after:,} events; backup at {result.backup}"
         await self._refresh(row, reopen=True)
         self.message.emit(text)
         self.done.emit("repair", "done", text)
@@ -231,10 +240,11 @@ class SessionActions(QObject):
                 self.done.emit("restore", "cancelled", "nothing was changed")
                 return
             with collector_paused():
-                result = await backup_action.restore_backup(store, row.session_id, chosen.path, force=force,
-                                                            quiet_seconds=quiet)
-        text = (f"Restored {row.session_id} from {os.path.basename(result.restored_from)}; "
-                f"the replaced state is backed up at {result.backup_of_current}")
+                result = await backup_action.restore_backup(store, row.session_id, chosen.path, force=force, quiet_seconds=quiet)
+        text = (
+            f"Restored {row.session_id} from {os.path.basename(result.restored_from)}; "
+            f"the replaced state is backed up at {result.backup_of_current}"
+        )
         await self._refresh(row, reopen=True)
         self.message.emit(text)
         self.done.emit("restore", "done", text)
@@ -250,7 +260,9 @@ class SessionActions(QObject):
             f"Create a new session in this root that starts with the log of <b>{row.session_id}</b> up to the end of "
             f"{where}. The new session records its parent and how many events it inherited; the parent's log is only "
             "read, never changed.",
-            "Fork", self.parent_widget)
+            "Fork",
+            self.parent_widget,
+        )
         if await self._ask(dlg) != QDialog.DialogCode.Accepted:
             self.done.emit("fork", "cancelled", "no session was created")
             return
@@ -276,8 +288,9 @@ class SessionActions(QObject):
         quiet = self.settings.quiet_seconds()
         async with writable_store(root) as store:
             with collector_paused():
-                plan = await resume_action.plan_resume(store, row.session_id, self.settings.resume_template(),
-                                                       root=root, quiet_seconds=quiet)
+                plan = await resume_action.plan_resume(
+                    store, row.session_id, self.settings.resume_template(), root=root, quiet_seconds=quiet
+                )
             dlg = ResumeDialog(plan, parent=self.parent_widget)
             code = await self._ask(dlg)
             # The dialog is deleted at the next event-loop turn: read everything from it now.
@@ -287,10 +300,14 @@ class SessionActions(QObject):
                 return
             self.settings.set_resume_template(template)
             with collector_paused():
-                outcome = await resume_action.execute_resume(store, plan.with_template(template),
-                                                             repair_confirmed=confirmed, force=force,
-                                                             open_terminal=code == ResumeDialog.TERMINAL,
-                                                             quiet_seconds=quiet)
+                outcome = await resume_action.execute_resume(
+                    store,
+                    plan.with_template(template),
+                    repair_confirmed=confirmed,
+                    force=force,
+                    open_terminal=code == ResumeDialog.TERMINAL,
+                    quiet_seconds=quiet,
+                )
         repaired = "" if outcome.backup is None else f" (repaired first; backup at {outcome.backup})"
         if outcome.backup is not None:
             await self._refresh(row, reopen=True)
@@ -335,8 +352,13 @@ class SessionActions(QObject):
             self.loader.reopen(fresh)
 
     def _report(self, action: str, outcome: str, text: str) -> None:
-        box = QMessageBox(QMessageBox.Icon.Warning, f"{action.capitalize()} — {outcome}", text,
-                          QMessageBox.StandardButton.Close, self.parent_widget)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            f"{action.capitalize()} — {outcome}",
+            text,
+            QMessageBox.StandardButton.Close,
+            self.parent_widget,
+        )
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.error_box = box
         box.open()

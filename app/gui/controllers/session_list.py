@@ -69,8 +69,15 @@ class SessionListController(QObject):
     session_removed = Signal(str)
     message = Signal(str)
 
-    def __init__(self, model: SessionListModel, jobs: Jobs, details: DiagnosisPass, *, poll_ms: int = DEFAULT_POLL_MS,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        model: SessionListModel,
+        jobs: Jobs,
+        details: DiagnosisPass,
+        *,
+        poll_ms: int = DEFAULT_POLL_MS,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self.model = model
         self.jobs = jobs
@@ -193,8 +200,9 @@ class SessionListController(QObject):
             if on_batch is not None:
                 loop.call_soon_threadsafe(on_batch, batch)
 
-        found = await in_thread(lambda: scan_root(root, on_batch=thread_batch, cancel=cancel,
-                                                  header_cache=self._header_cache), cancel=cancel)
+        found = await in_thread(
+            lambda: scan_root(root, on_batch=thread_batch, cancel=cancel, header_cache=self._header_cache), cancel=cancel
+        )
         await asyncio.sleep(0)  # let the last batch callback run
         return found
 
@@ -265,8 +273,7 @@ class SessionListController(QObject):
                 rows.append(SessionRow.from_snapshot(e.meta, e.revision, None if loc is None else loc.path))
         if not self._told_one_by_one:
             self._told_one_by_one = True
-            self.message.emit(f"This store's list() fails as a whole ({_error_text(list_error)}); its rows are "
-                              "shown one by one")
+            self.message.emit(f"This store's list() fails as a whole ({_error_text(list_error)}); its rows are shown one by one")
         return rows
 
     async def _close_root(self) -> None:
@@ -379,8 +386,9 @@ class SessionListController(QObject):
             shown = {k: r.revision for k, r in ((k, self.model.get(k)) for k in list(self.model.keys())) if r is not None}
             gone, fresh = await in_thread(diff_listing, shown, found)
             if generation == self._generation and (gone or fresh):
-                self._apply_rows(set(gone) | {a.key for a in fresh if a.key in shown},
-                                 [SessionRow.from_artifact(a) for a in fresh])
+                self._apply_rows(
+                    set(gone) | {a.key for a in fresh if a.key in shown}, [SessionRow.from_artifact(a) for a in fresh]
+                )
             # A big root is polled less often: never more than ~5% of the time spent listing.
             took_ms = int((asyncio.get_running_loop().time() - started) * 1000)
             self._poll.setInterval(max(self._poll_ms, 20 * took_ms))
@@ -417,7 +425,6 @@ class SessionListController(QObject):
             if r.needs_details:
                 self.details.request([k], front=True)
             self.session_changed.emit(k)
-
 
 
 def _error_text(err: BaseException) -> str:

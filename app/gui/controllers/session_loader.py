@@ -100,8 +100,7 @@ def load_artifact_text(path: str, compression: str, progress: Progress) -> tuple
 
 
 def decode_raw_text(data: bytes, compression: str, progress: Progress) -> RawText:
-    return decode_jsonl(data, compression, cancel=progress.cancel,
-                        progress=lambda x: progress.set(x, "Decoding raw artifact …"))
+    return decode_jsonl(data, compression, cancel=progress.cancel, progress=lambda x: progress.set(x, "Decoding raw artifact …"))
 
 
 def dev_ino_of(revision: str) -> str:
@@ -268,13 +267,19 @@ class SessionLoader(QObject):
         row = cur.row
         raw = view.raw if view is not None else None
         try:
-            if (cur.is_jsonl and raw is not None and raw.offset == 0 and raw.path == row.path
-                    and raw.compression == row.compression):
+            if (
+                cur.is_jsonl
+                and raw is not None
+                and raw.offset == 0
+                and raw.path == row.path
+                and raw.compression == row.compression
+            ):
                 text = await in_thread(decode_raw_text, raw.data, raw.compression, progress, cancel=progress.cancel)
                 cur.size, cur.dev_ino = raw.end, dev_ino_of(raw.revision)
             elif cur.is_jsonl and row.path and row.compression:
-                text, size, dev_ino = await in_thread(load_artifact_text, row.path, row.compression, progress,
-                                                      cancel=progress.cancel)
+                text, size, dev_ino = await in_thread(
+                    load_artifact_text, row.path, row.compression, progress, cancel=progress.cancel
+                )
                 cur.size, cur.dev_ino = size, dev_ino
             elif view is not None and view.status in READABLE:
                 text = await in_thread(decode_records, view.stored.records(), progress.cancel, cancel=progress.cancel)

@@ -57,18 +57,27 @@ class RepairDialog(QDialog):
         self.repair_button: QPushButton | None = None
         self.copy_button: QPushButton | None = None
         if preview.repairable:
-            layout.addWidget(note("<b>What the repair writes</b> (the same change the harness commits when it loads "
-                                   "the session):"))
+            layout.addWidget(
+                note("<b>What the repair writes</b> (the same change the harness commits when it loads the session):")
+            )
             self.details = plain_text(preview_text(preview))
             layout.addWidget(self.details)
             target = preview.artifact.path if preview.artifact is not None else "the artifact"
-            layout.addWidget(note(f"Before anything is written, {html.escape(target)} is copied to "
-                                   f"<tt>{html.escape(target)}.bak-&lt;UTC time&gt;</tt> and the copy is flushed to disk."))
+            layout.addWidget(
+                note(
+                    f"Before anything is written, {html.escape(target)} is copied to "
+                    f"<tt>{html.escape(target)}.bak-&lt;UTC time&gt;</tt> and the copy is flushed to disk."
+                )
+            )
             if preview.intact_after_damage:
-                layout.addWidget(note(
-                    f"⚠ <b>{preview.intact_after_damage:,} intact record(s) after the damage will be cut.</b> The "
-                    "damage is followed by valid data, so this is not a torn write; cutting it loses those records "
-                    "(they stay in the backup). Copy the raw artifact first if you are unsure.", WARN))
+                layout.addWidget(
+                    note(
+                        f"⚠ <b>{preview.intact_after_damage:,} intact record(s) after the damage will be cut.</b> The "
+                        "damage is followed by valid data, so this is not a torn write; cutting it loses those records "
+                        "(they stay in the backup). Copy the raw artifact first if you are unsure.",
+                        WARN,
+                    )
+                )
                 self.accept_loss = QCheckBox(f"Cut the {preview.intact_after_damage:,} intact record(s) anyway", self)
                 self.accept_loss.toggled.connect(self._update)
                 layout.addWidget(self.accept_loss)
@@ -80,12 +89,18 @@ class RepairDialog(QDialog):
             self.repair_button = self.buttons.addButton("Repair", QDialogButtonBox.ButtonRole.AcceptRole)
             self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         elif preview.status in ("corrupt", "unsupported"):
-            why = ("its bytes cannot be decoded as a session log" if preview.status == "corrupt"
-                   else "it was written by a newer harness (or in a format this version does not know)")
-            layout.addWidget(note(
-                f"This log is not repaired: {why}. Cutting or rewriting it could destroy the only copy of data a newer "
-                "tool (or a person) can still recover. Nothing was changed.<br><br>Copy the raw artifact to analyse "
-                "it or to send it to whoever supports the harness."))
+            why = (
+                "its bytes cannot be decoded as a session log"
+                if preview.status == "corrupt"
+                else "it was written by a newer harness (or in a format this version does not know)"
+            )
+            layout.addWidget(
+                note(
+                    f"This log is not repaired: {why}. Cutting or rewriting it could destroy the only copy of data a newer "
+                    "tool (or a person) can still recover. Nothing was changed.<br><br>Copy the raw artifact to analyse "
+                    "it or to send it to whoever supports the harness."
+                )
+            )
             self.copy_button = self.buttons.addButton("Copy raw artifact …", QDialogButtonBox.ButtonRole.ActionRole)
             self.copy_button.clicked.connect(self._copy)
             self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
@@ -110,8 +125,9 @@ class RepairDialog(QDialog):
 
     def _update(self) -> None:
         if self.repair_button is not None:
-            self.repair_button.setEnabled((self.liveness is None or self.force)
-                                          and (not self.preview.intact_after_damage or self.loss_accepted))
+            self.repair_button.setEnabled(
+                (self.liveness is None or self.force) and (not self.preview.intact_after_damage or self.loss_accepted)
+            )
 
     def _copy(self) -> None:
         self.copy_requested = True

@@ -19,25 +19,26 @@ from app.gui.dialogs.parts import WARN, note
 class RestoreDialog(QDialog):
     """Choose one backup of a session to put back; the current state is backed up first."""
 
-    def __init__(self, session_id: str, backups: list[BackupInfo], liveness: str | None,
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, session_id: str, backups: list[BackupInfo], liveness: str | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.backups = backups
         self.liveness = liveness
         self.setWindowTitle(f"Restore a backup of {session_id}")
         self.setMinimumWidth(720)
         layout = QVBoxLayout(self)
-        layout.addWidget(note(
-            f"Put one backup of <b>{html.escape(session_id)}</b> back as its log. The current log is copied to a new "
-            "backup first, and the swap is atomic: nothing is lost either way."))
+        layout.addWidget(
+            note(
+                f"Put one backup of <b>{html.escape(session_id)}</b> back as its log. The current log is copied to a new "
+                "backup first, and the swap is atomic: nothing is lost either way."
+            )
+        )
         self.choice = QListWidget(self)
         for b in backups:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(b.mtime))
             if b.problem is not None:
                 text = f"{os.path.basename(b.path)} — {when} — unreadable: {b.problem}"
             elif b.lacking:
-                text = (f"{os.path.basename(b.path)} — {when} — {b.records:,} records, "
-                        f"{b.lacking:,} of them missing from the log")
+                text = f"{os.path.basename(b.path)} — {when} — {b.records:,} records, {b.lacking:,} of them missing from the log"
             else:
                 text = f"{os.path.basename(b.path)} — {when} — {b.records:,} records, all still in the log"
             item = QListWidgetItem(text, self.choice)

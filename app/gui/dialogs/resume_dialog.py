@@ -31,8 +31,12 @@ class ResumeDialog(QDialog):
         self.setWindowTitle(f"Resume session {session_id}")
         self.setMinimumWidth(720)
         layout = QVBoxLayout(self)
-        layout.addWidget(note(f"Resume <b>{html.escape(session_id)}</b> in the harness, in "
-                               f"<tt>{html.escape(cwd or '(no working directory recorded)')}</tt>."))
+        layout.addWidget(
+            note(
+                f"Resume <b>{html.escape(session_id)}</b> in the harness, in "
+                f"<tt>{html.escape(cwd or '(no working directory recorded)')}</tt>."
+            )
+        )
         layout.addWidget(note("Command template (placeholders <tt>{id}</tt>, <tt>{cwd}</tt>, <tt>{root}</tt>):"))
         self.template = QLineEdit(template, self)
         self.template.setFont(style.mono_font())
@@ -46,8 +50,12 @@ class ResumeDialog(QDialog):
         self.override: QCheckBox | None = None
         if preview.repairable:
             status = style.STATUS_LABELS.get(preview.status, preview.status)
-            layout.addWidget(heading(f"<b>This session needs repair first</b> ({html.escape(status)}: "
-                                      f"{html.escape(preview.reason)})", preview.status))
+            layout.addWidget(
+                heading(
+                    f"<b>This session needs repair first</b> ({html.escape(status)}: {html.escape(preview.reason)})",
+                    preview.status,
+                )
+            )
             layout.addWidget(plain_text(preview_text(preview), 8))
             self.confirm_repair = QCheckBox("Repair it first (the artifact is backed up before anything is written)", self)
             self.confirm_repair.toggled.connect(self._update)
@@ -81,14 +89,18 @@ class ResumeDialog(QDialog):
         planned = self.plan.with_template(self.template.text())
         self.command = planned.command
         if self.command is None:
-            self.command_label.setText(f"<span style='color:{style.STATUS_COLORS['corrupt'][0]}'>"
-                                       f"{html.escape(planned.template_error or '')}</span>")
+            self.command_label.setText(
+                f"<span style='color:{style.STATUS_COLORS['corrupt'][0]}'>{html.escape(planned.template_error or '')}</span>"
+            )
             self.command_label.setTextFormat(Qt.TextFormat.RichText)
         else:
             self.command_label.setTextFormat(Qt.TextFormat.PlainText)
             self.command_label.setText(self.command.text)
-        ready = (self.command is not None and (self.confirm_repair is None or self.repair_confirmed)
-                 and (self.liveness is None or self.force))
+        ready = (
+            self.command is not None
+            and (self.confirm_repair is None or self.repair_confirmed)
+            and (self.liveness is None or self.force)
+        )
         self.terminal_button.setEnabled(ready)
         self.copy_button.setEnabled(ready)
 

@@ -19,8 +19,7 @@ Index = QModelIndex | QPersistentModelIndex
 
 LINK_ROLE = Qt.ItemDataRole.UserRole + 1  # the session key a row links to (None when it is no link)
 
-HEADER_FIELDS = ("version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin", "delegationDepth",
-                 "agentPreset")
+HEADER_FIELDS = ("version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin", "delegationDepth", "agentPreset")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +136,13 @@ def header_rows(row: SessionRow, parent: SessionRow | None, children: list[Sessi
     out.append(FieldRow("reason", row.reason, tone=row.status if row.status not in ("ok", "pending") else None))
     if row.details is not None:
         if row.details.event_count is not None:
-            out.append(FieldRow("events", f"{row.details.event_count:,} stored"
-                                + (f" + {row.details.closers} synthetic closer(s) in memory" if row.details.closers else "")))
+            out.append(
+                FieldRow(
+                    "events",
+                    f"{row.details.event_count:,} stored"
+                    + (f" + {row.details.closers} synthetic closer(s) in memory" if row.details.closers else ""),
+                )
+            )
         if row.details.title:
             out.append(FieldRow("title", row.details.title))
         if row.details.error_class:

@@ -26,8 +26,7 @@ class OneCallPerCell:
     def data(self, index: Any, role: int = ...) -> Any:  # pragma: no cover - provided by the model
         raise NotImplementedError
 
-    def multiData(self, index: QModelIndex | QPersistentModelIndex,
-                  roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
+    def multiData(self, index: QModelIndex | QPersistentModelIndex, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
         """Fill every requested role of ``index`` (Qt passes a span; its signature also admits one role)."""
         data = self.data
         if isinstance(roleDataSpan, QModelRoleData):

@@ -16,8 +16,15 @@ from app.gui.models.raw_text import K_CHUNK, K_HEADER, K_REQUEST, K_STEP, K_TOOL
 Index = QModelIndex | QPersistentModelIndex
 
 # Boundaries stand out, streamed chunks recede: the eye finds turns and tool calls in a long log.
-KIND_COLORS = {K_HEADER: "#6a1b9a", K_TURN: "#0b57d0", K_STEP: "#3f6fc9", K_USER: "#00695c", K_CHUNK: "#9aa0a6",
-               K_TOOL: "#8a4f00", K_REQUEST: "#5f6368"}
+KIND_COLORS = {
+    K_HEADER: "#6a1b9a",
+    K_TURN: "#0b57d0",
+    K_STEP: "#3f6fc9",
+    K_USER: "#00695c",
+    K_CHUNK: "#9aa0a6",
+    K_TOOL: "#8a4f00",
+    K_REQUEST: "#5f6368",
+}
 
 LINE_ROLE = Qt.ItemDataRole.UserRole + 1
 FULL_TEXT_ROLE = Qt.ItemDataRole.UserRole + 2

@@ -30,10 +30,20 @@ MARKER_PREFIX = "⚠ "
 # Line kinds, for colouring the raw view (one byte per line).
 K_OTHER, K_HEADER, K_TURN, K_STEP, K_USER, K_ASSISTANT, K_CHUNK, K_TOOL, K_REQUEST = range(9)
 _KIND_OF: dict[bytes, int] = {
-    b"turn/start": K_TURN, b"turn/end": K_TURN, b"step/start": K_STEP, b"step/end": K_STEP,
-    b"user/message": K_USER, b"assistant/message": K_ASSISTANT, b"assistant/chunk": K_CHUNK,
-    b"text-chunks": K_CHUNK, b"reasoning-chunks": K_CHUNK, b"tool-call-chunks": K_CHUNK,
-    b"tool/call": K_TOOL, b"tool/result": K_TOOL, b"request/header": K_REQUEST, b"request/context": K_REQUEST,
+    b"turn/start": K_TURN,
+    b"turn/end": K_TURN,
+    b"step/start": K_STEP,
+    b"step/end": K_STEP,
+    b"user/message": K_USER,
+    b"assistant/message": K_ASSISTANT,
+    b"assistant/chunk": K_CHUNK,
+    b"text-chunks": K_CHUNK,
+    b"reasoning-chunks": K_CHUNK,
+    b"tool-call-chunks": K_CHUNK,
+    b"tool/call": K_TOOL,
+    b"tool/result": K_TOOL,
+    b"request/header": K_REQUEST,
+    b"request/context": K_REQUEST,
 }
 _LINE_HEAD = re.compile(rb'\{"type":"([^"]{0,80})","seq(0?)":(\d{1,16})[,}]')
 _ROW_TAGS = (b"text-chunks", b"reasoning-chunks", b"tool-call-chunks")
@@ -204,8 +214,15 @@ def _row_members(line: bytes) -> int:
 # ---------------------------------------------------------------- indexing what the engine decodes
 
 
-def decode_jsonl(raw: bytes | memoryview, compression: str, *, into: RawText | None = None, offset: int = 0,
-                 cancel: threading.Event | None = None, progress: Callable[[float], None] | None = None) -> RawText:
+def decode_jsonl(
+    raw: bytes | memoryview,
+    compression: str,
+    *,
+    into: RawText | None = None,
+    offset: int = 0,
+    cancel: threading.Event | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> RawText:
     """Index ``raw`` (the whole file, or its bytes from ``offset`` on) into ``into``, decoded by the engine.
 
     ``persistence.iter_raw`` does the lenient decoding (whole lines or zstd frames, damage as

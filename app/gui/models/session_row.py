@@ -48,8 +48,19 @@ class SessionRow:
 
     @classmethod
     def from_artifact(cls, a: FoundArtifact) -> SessionRow:
-        return cls(a.key, a.session_id, a.project, a.meta, a.path, a.compression, a.size, a.mtime_ns, a.revision,
-                   a.problem, a.problem_status)
+        return cls(
+            a.key,
+            a.session_id,
+            a.project,
+            a.meta,
+            a.path,
+            a.compression,
+            a.size,
+            a.mtime_ns,
+            a.revision,
+            a.problem,
+            a.problem_status,
+        )
 
     @classmethod
     def bad_row(cls, key: str, session_id: str, problem: str, status: str, path: str | None = None) -> SessionRow:

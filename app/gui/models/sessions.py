@@ -477,8 +477,9 @@ def tooltip(r: SessionRow, col: int) -> str:
 
 
 def filter_text(r: SessionRow) -> str:
-    return " ".join((r.title or "", r.session_id, r.cwd or "", r.project, style.STATUS_LABELS.get(r.status, r.status),
-                     r.lineage)).lower()
+    return " ".join(
+        (r.title or "", r.session_id, r.cwd or "", r.project, style.STATUS_LABELS.get(r.status, r.status), r.lineage)
+    ).lower()
 
 
 def short_reason(reason: str, limit: int = 90) -> str:
@@ -486,7 +487,7 @@ def short_reason(reason: str, limit: int = 90) -> str:
     text = reason
     for prefix in ("header unreadable: ", "corrupt session log: ", "corrupt Zstandard session log: "):
         if text.startswith(prefix):
-            text = prefix.split(":")[0] + ": " + text[len(prefix):]
+            text = prefix.split(":")[0] + ": " + text[len(prefix) :]
             break
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

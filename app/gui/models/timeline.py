@@ -113,8 +113,9 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         self._top_row = {}
         self.endResetModel()
 
-    def load(self, records: Sequence[dict[str, Any]], stored: int, spans: list[tuple[int, int]],
-             tail: list[TimelineNode], first: int) -> None:
+    def load(
+        self, records: Sequence[dict[str, Any]], stored: int, spans: list[tuple[int, int]], tail: list[TimelineNode], first: int
+    ) -> None:
         """A newly opened session: ``tail`` holds the nodes of ``spans[first:]``."""
         self.beginResetModel()
         self._drop_trees()
@@ -141,9 +142,13 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         older = self._first
         turns = sum(1 for i in range(older) if self._records[self._spans[i][0]].get("type") == "turn/start")
         first_event = self._spans[self._first][0]
-        return TimelineNode("sentinel", ("sentinel",), "▲ Load older",
-                            f"{turns:,} older turn(s) in {older:,} block(s), {first_event:,} events above — "
-                            "scroll to the top, click or press Enter")
+        return TimelineNode(
+            "sentinel",
+            ("sentinel",),
+            "▲ Load older",
+            f"{turns:,} older turn(s) in {older:,} block(s), {first_event:,} events above — "
+            "scroll to the top, click or press Enter",
+        )
 
     def _rebuild_rows(self) -> None:
         off = 1 if self._sentinel is not None else 0
@@ -371,8 +376,14 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
 
     # ------------------------------------------------------------ live appends
 
-    def merge_tail(self, records: Sequence[dict[str, Any]], stored: int, spans: list[tuple[int, int]],
-                   from_span: int, nodes: list[TimelineNode]) -> None:
+    def merge_tail(
+        self,
+        records: Sequence[dict[str, Any]],
+        stored: int,
+        spans: list[tuple[int, int]],
+        from_span: int,
+        nodes: list[TimelineNode],
+    ) -> None:
         """The log grew: ``nodes`` are the re-derived blocks ``spans[from_span:]``; merge them by key."""
         self._records = records
         self._stored = stored
@@ -417,8 +428,7 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         if changed and idx.isValid():
             self.dataChanged.emit(idx, idx.siblingAtColumn(len(COLUMNS) - 1))
         common = 0
-        while (common < min(len(old.children), len(new.children))
-               and old.children[common].key == new.children[common].key):
+        while common < min(len(old.children), len(new.children)) and old.children[common].key == new.children[common].key:
             self._merge_node(old.children[common], new.children[common])
             common += 1
         if common < len(old.children):

@@ -69,20 +69,34 @@ def found_artifact(e: ListedEntry) -> FoundArtifact:
     compression = e.compression or ""
     if e.kind == _SESSION or (e.revision is not None and e.kind != UNREADABLE):
         # A good row, a bad header or a flat file: a transcript that could be stat'ed.
-        return FoundArtifact(path, path, project, name, compression, e.size, e.mtime_ns, e.revision or "", e.meta,
-                             e.problem, e.status, e.session_id)
+        return FoundArtifact(
+            path,
+            path,
+            project,
+            name,
+            compression,
+            e.size,
+            e.mtime_ns,
+            e.revision or "",
+            e.meta,
+            e.problem,
+            e.status,
+            e.session_id,
+        )
     if e.kind == UNREADABLE and e.level == _TRANSCRIPT_LEVEL:
         # The OS refused the transcript itself (its stat, or opening it for the header).
         problem = f"{e.problem} (transcript)"
         revision = e.revision if e.revision is not None else f"problem:{e.problem}"
-        return FoundArtifact(path, path, project, name, compression, e.size, e.mtime_ns, revision, None, problem,
-                             UNREADABLE, e.session_id)
+        return FoundArtifact(
+            path, path, project, name, compression, e.size, e.mtime_ns, revision, None, problem, UNREADABLE, e.session_id
+        )
     # A folder or link the walk could not use: it needs no diagnosis.
     problem = e.problem or ""
     if e.level == _PROJECT_LEVEL:
         problem = f"{problem} (project folder: its sessions cannot be listed)"
-    return FoundArtifact(path, path, project, name, compression, None, None, f"problem:{e.kind}:{problem}", None,
-                         problem, e.status, e.session_id)
+    return FoundArtifact(
+        path, path, project, name, compression, None, None, f"problem:{e.kind}:{problem}", None, problem, e.status, e.session_id
+    )
 
 
 def _rows(entries: Iterable[ListedEntry]) -> Iterator[FoundArtifact]:
@@ -95,8 +109,9 @@ def artifacts_in_session_dir(session_dir: str, project: str, header_cache: Heade
     return list(_rows(list_jsonl_session_dir(session_dir, header_cache=header_cache)))
 
 
-def artifacts_in_project_dir(project_dir: str, header_cache: HeaderCache | None = None,
-                             cancelled: Callable[[], bool] | None = None) -> Iterator[FoundArtifact]:
+def artifacts_in_project_dir(
+    project_dir: str, header_cache: HeaderCache | None = None, cancelled: Callable[[], bool] | None = None
+) -> Iterator[FoundArtifact]:
     """The rows of one project folder: its flat files first, then its session folders and links."""
     return _rows(list_jsonl_project(project_dir, header_cache=header_cache, cancelled=cancelled))
 
@@ -111,8 +126,14 @@ def root_problem_rows(root: str) -> list[FoundArtifact]:
     return list(_rows(list_jsonl_root_links(root)))
 
 
-def scan_root(root: str, *, batch_size: int = 500, on_batch: Callable[[list[FoundArtifact]], None] | None = None,
-              cancel: threading.Event | None = None, header_cache: HeaderCache | None = None) -> list[FoundArtifact]:
+def scan_root(
+    root: str,
+    *,
+    batch_size: int = 500,
+    on_batch: Callable[[list[FoundArtifact]], None] | None = None,
+    cancel: threading.Event | None = None,
+    header_cache: HeaderCache | None = None,
+) -> list[FoundArtifact]:
     """Every artifact under ``root`` in the engine's list order; batches are reported as they fill."""
     out: list[FoundArtifact] = []
     batch: list[FoundArtifact] = []

@@ -84,6 +84,8 @@ def _yield_cpu() -> None:
         os.nice(WORKER_NICENESS)
     except (AttributeError, OSError):  # not on Windows; an already-niced process may refuse
         pass
+
+
 _pool_failed = False
 
 

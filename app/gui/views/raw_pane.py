@@ -93,9 +93,11 @@ class RawPane(QWidget):
             return
         idx = self.model.index(line, 1)
         self.view.selectionModel().setCurrentIndex(
-            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-        self.view.scrollTo(idx, QAbstractItemView.ScrollHint.PositionAtCenter if center else
-                           QAbstractItemView.ScrollHint.EnsureVisible)
+            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.view.scrollTo(
+            idx, QAbstractItemView.ScrollHint.PositionAtCenter if center else QAbstractItemView.ScrollHint.EnsureVisible
+        )
 
     def show_line(self, line: int) -> None:
         """Scroll ``line`` into view without selecting it (now, or when the tab is next shown)."""

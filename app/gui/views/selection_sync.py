@@ -19,8 +19,7 @@ from app.timeline import TimelineNode
 class SelectionSync:
     """Connects ``TimelinePane.node_selected`` and ``RawPane.line_selected`` to each other."""
 
-    def __init__(self, timeline_pane: TimelinePane, raw_pane: RawPane, timeline: TimelineModel,
-                 raw: RawLinesModel) -> None:
+    def __init__(self, timeline_pane: TimelinePane, raw_pane: RawPane, timeline: TimelineModel, raw: RawLinesModel) -> None:
         self._timeline_pane = timeline_pane
         self._raw_pane = raw_pane
         self._timeline = timeline

@@ -31,8 +31,9 @@ BANNERS = {
 }
 NO_SESSION = f"<span style='color:{style.MUTED}'>No session selected</span>"
 LOADING = "Loading …"
-STOPPED_EARLY = ("<b>Reading stopped</b> — only the newest turns of this log are shown and nothing was checked yet; "
-                 "F5 reads the whole log.")
+STOPPED_EARLY = (
+    "<b>Reading stopped</b> — only the newest turns of this log are shown and nothing was checked yet; F5 reads the whole log."
+)
 REMOVED = "<b>This session's log was removed from the root.</b>"
 
 
@@ -62,7 +63,8 @@ class SessionBanner:
         self.label.setText(
             f"<span style='font-size:13pt; font-weight:600'>{title}</span>&nbsp;&nbsp;"
             f"<span style='color:{fg}; background:{bg or '#eef7f0'}'>&nbsp;{status}&nbsp;</span>"
-            f"<br><span style='color:{style.MUTED}'>{html.escape(row.session_id)} · {where}{lineage}</span>")
+            f"<br><span style='color:{style.MUTED}'>{html.escape(row.session_id)} · {where}{lineage}</span>"
+        )
 
 
 def diagnosis_banner(row: SessionRow, diagnosis: SessionDiagnosis | None) -> tuple[str, str]:
@@ -77,8 +79,10 @@ def diagnosis_banner(row: SessionRow, diagnosis: SessionDiagnosis | None) -> tup
     else:
         text += f" — {html.escape(reason)}"
     if d is not None and d.closers:
-        text += (f"<br>{len(d.closers)} synthetic closer(s) are shown in <i>italics</i> on a purple background: "
-                 "they exist in memory only; loading or resuming the session in the harness would write them.")
+        text += (
+            f"<br>{len(d.closers)} synthetic closer(s) are shown in <i>italics</i> on a purple background: "
+            "they exist in memory only; loading or resuming the session in the harness would write them."
+        )
     if status in ("corrupt", "unsupported", "missing"):
         text += "<br>The Raw tab shows every byte that can still be decoded."
     return text, status

@@ -76,8 +76,17 @@ class SessionListPane(QWidget):
         h.setHighlightSections(False)
         h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         h.setStretchLastSection(True)
-        widths = {Col.STATUS: 92, Col.TITLE: 250, Col.PROJECT: 170, Col.ORIGIN: 132, Col.MODIFIED: 118, Col.EVENTS: 62,
-                  Col.SIZE: 70, Col.ID: 150, Col.CREATED: 118}
+        widths = {
+            Col.STATUS: 92,
+            Col.TITLE: 250,
+            Col.PROJECT: 170,
+            Col.ORIGIN: 132,
+            Col.MODIFIED: 118,
+            Col.EVENTS: 62,
+            Col.SIZE: 70,
+            Col.ID: 150,
+            Col.CREATED: 118,
+        }
         for col, w in widths.items():
             t.setColumnWidth(col, w)
         t.selectionModel().currentRowChanged.connect(self._current_changed)
@@ -157,7 +166,8 @@ class SessionListPane(QWidget):
             if not idx.isValid():
                 return False
         self.table.selectionModel().setCurrentIndex(
-            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
         self.table.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
         return True
 
@@ -198,6 +208,7 @@ class SessionListPane(QWidget):
         self.project.blockSignals(True)
         self.project.clear()
         self.project.addItem(f"All projects ({self.model.total})", None)
+
         def label_of(project: str) -> str:
             return labels.get(project, project)
 

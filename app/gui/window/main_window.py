@@ -54,8 +54,14 @@ COUNTS_THROTTLE_MS = 250  # the status bar's counts are redrawn at most this oft
 class MainWindow(QMainWindow):
     session_opened = Signal(str)  # key, once its first view is complete
 
-    def __init__(self, settings: AppSettings | None = None, *, poll_ms: int = DEFAULT_POLL_MS,
-                 restore_geometry: bool = True, icon: QIcon | None = None) -> None:
+    def __init__(
+        self,
+        settings: AppSettings | None = None,
+        *,
+        poll_ms: int = DEFAULT_POLL_MS,
+        restore_geometry: bool = True,
+        icon: QIcon | None = None,
+    ) -> None:
         super().__init__()
         self.settings = settings or AppSettings()
         self.setWindowTitle("SessionScope")
@@ -64,16 +70,21 @@ class MainWindow(QMainWindow):
         self.jobs = Jobs(self)
         self.session_model = SessionListModel(self)
         self.diagnosis_pass = DiagnosisPass(self.session_model, self.jobs, parent=self)
-        self.controller = SessionListController(self.session_model, self.jobs, self.diagnosis_pass, poll_ms=poll_ms,
-                                                parent=self)
+        self.controller = SessionListController(self.session_model, self.jobs, self.diagnosis_pass, poll_ms=poll_ms, parent=self)
         self.timeline_model = TimelineModel(self)
         self.raw_model = RawLinesModel(self)
         self.header_model = HeaderFieldsModel(self)
         self.loader = SessionLoader(self.jobs, self.timeline_model, self.raw_model, self)
-        self.session_ops = SessionActions(parent_widget=self, jobs=self.jobs, controller=self.controller,
-                                          model=self.session_model, loader=self.loader, settings=self.settings,
-                                          select_session=self.select_session,
-                                          show_header=lambda: self.show_tab(TAB_HEADER))
+        self.session_ops = SessionActions(
+            parent_widget=self,
+            jobs=self.jobs,
+            controller=self.controller,
+            model=self.session_model,
+            loader=self.loader,
+            settings=self.settings,
+            select_session=self.select_session,
+            show_header=lambda: self.show_tab(TAB_HEADER),
+        )
         self.session: OpenSession | None = None  # what the loader handed over for the open session
         self.root_error: str | None = None
         self._open_key: str | None = None
@@ -128,12 +139,23 @@ class MainWindow(QMainWindow):
     def _menu_commands(self) -> MenuCommands:
         ops = self.session_ops
         return MenuCommands(
-            open_root=self.choose_root, open_store=self.choose_store, open_demo=self.open_demo, refresh=self.refresh,
-            quit=self.close, repair=lambda: self._on_current(ops.repair), fork_here=self._fork_here,
-            fork_last=lambda: self._on_current(ops.fork), resume=lambda: self._on_current(ops.resume),
-            copy_raw=lambda: self._on_current(ops.ask_copy_raw), restore=lambda: self._on_current(ops.restore),
-            show_tab=self.show_tab, focus_filter=self.list_pane.focus_filter, escape=self._escape,
-            recent_roots=self.settings.recent_roots, open_recent=self.open_root)
+            open_root=self.choose_root,
+            open_store=self.choose_store,
+            open_demo=self.open_demo,
+            refresh=self.refresh,
+            quit=self.close,
+            repair=lambda: self._on_current(ops.repair),
+            fork_here=self._fork_here,
+            fork_last=lambda: self._on_current(ops.fork),
+            resume=lambda: self._on_current(ops.resume),
+            copy_raw=lambda: self._on_current(ops.ask_copy_raw),
+            restore=lambda: self._on_current(ops.restore),
+            show_tab=self.show_tab,
+            focus_filter=self.list_pane.focus_filter,
+            escape=self._escape,
+            recent_roots=self.settings.recent_roots,
+            open_recent=self.open_root,
+        )
 
     def _connect(self) -> None:
         lp = self.list_pane
@@ -235,8 +257,9 @@ class MainWindow(QMainWindow):
         if self.session_model.total:  # rows already shown stay; the error goes to the status bar
             self.statusBar().showMessage(message)
             return
-        self.list_pane.show_empty(f"{html.escape(message)}<br><br>Open the demo root to look around, "
-                                  "or choose the folder that holds your sessions.")
+        self.list_pane.show_empty(
+            f"{html.escape(message)}<br><br>Open the demo root to look around, or choose the folder that holds your sessions."
+        )
         self.loader.close()
         self.session = None
         self._show_no_session()
@@ -245,10 +268,14 @@ class MainWindow(QMainWindow):
         """A backup holds records its log lacks (an interrupted repair by an older tool): offer to put it back."""
         sid, info = found[0]
         more = f" ({len(found) - 1} more session(s) too)" if len(found) > 1 else ""
-        box = QMessageBox(QMessageBox.Icon.Warning, "A backup holds records the log lacks",
-                          f"The backup {info.path} holds {info.lacking:,} record(s) that session {sid} no longer "
-                          f"has{more}. Restore it? The current log is backed up first.",
-                          QMessageBox.StandardButton.NoButton, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "A backup holds records the log lacks",
+            f"The backup {info.path} holds {info.lacking:,} record(s) that session {sid} no longer "
+            f"has{more}. Restore it? The current log is backed up first.",
+            QMessageBox.StandardButton.NoButton,
+            self,
+        )
         restore = box.addButton("Restore …", QMessageBox.ButtonRole.AcceptRole)
         box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -345,9 +372,16 @@ class MainWindow(QMainWindow):
     def _raw_ready(self, key: str) -> None:
         t = self.raw_model.text
         cur = self.session if self.session is not None and self.session.key == key else None
-        what = "event rows (SQLite)" if t.source == "rows" else (
-            f"{os.path.basename(cur.row.path or '')} · "
-            + ("zstd frames, decoded" if t.compression == "zstd" else "plain JSONL")) if cur else ""
+        what = (
+            "event rows (SQLite)"
+            if t.source == "rows"
+            else (
+                f"{os.path.basename(cur.row.path or '')} · "
+                + ("zstd frames, decoded" if t.compression == "zstd" else "plain JSONL")
+            )
+            if cur
+            else ""
+        )
         torn = f" · {len(t.markers)} marker line(s) for bytes that could not be decoded" if t.markers else ""
         self.raw_pane.set_info(f"{what} · {len(t):,} lines · {style.format_size(len(t.data))} decoded{torn}")
         self.selection_sync.raw_text_ready()

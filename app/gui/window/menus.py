@@ -22,14 +22,16 @@ from app.gui.models.session_row import SessionRow
 
 TAB_HEADER, TAB_TIMELINE, TAB_RAW = 0, 1, 2
 
-KEYS_HELP = "\n".join((
-    "↑/↓  move in the list, tree or raw lines",
-    "Enter  open the session's content / expand a row / follow a lineage link",
-    "Ctrl+F  filter sessions      Esc  cancel a load / leave the filter",
-    "Ctrl+1 / Ctrl+2 / Ctrl+3  Header / Timeline / Raw",
-    "Ctrl+O  open a root folder   F5  refresh",
-    "Ctrl+R  repair …   Ctrl+Shift+R  resume …   Ctrl+Shift+F  fork after the selected turn …",
-))
+KEYS_HELP = "\n".join(
+    (
+        "↑/↓  move in the list, tree or raw lines",
+        "Enter  open the session's content / expand a row / follow a lineage link",
+        "Ctrl+F  filter sessions      Esc  cancel a load / leave the filter",
+        "Ctrl+1 / Ctrl+2 / Ctrl+3  Header / Timeline / Raw",
+        "Ctrl+O  open a root folder   F5  refresh",
+        "Ctrl+R  repair …   Ctrl+Shift+R  resume …   Ctrl+Shift+F  fork after the selected turn …",
+    )
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +65,9 @@ class WindowMenus:
         bar = window.menuBar()
 
         file_menu = bar.addMenu("&File")
-        self.open_root = QAction("&Open root folder …", window, shortcut=QKeySequence("Ctrl+O"),
-                                 triggered=lambda: commands.open_root())
+        self.open_root = QAction(
+            "&Open root folder …", window, shortcut=QKeySequence("Ctrl+O"), triggered=lambda: commands.open_root()
+        )
         self.open_store = QAction("Open SQLite &store file …", window, triggered=lambda: commands.open_store())
         self.demo = QAction("Open the &demo root", window, triggered=lambda: commands.open_demo())
         self.refresh = QAction("&Refresh", window, shortcut=QKeySequence("F5"), triggered=lambda: commands.refresh())
@@ -77,12 +80,16 @@ class WindowMenus:
 
         session_menu = bar.addMenu("&Session")
         self.repair = QAction("&Repair …", window, shortcut=QKeySequence("Ctrl+R"), triggered=lambda: commands.repair())
-        self.fork_here = QAction("Fork &here, after the selected turn …", window,
-                                 shortcut=QKeySequence("Ctrl+Shift+F"), triggered=lambda: commands.fork_here())
-        self.fork_last = QAction("&Fork after the last completed turn …", window,
-                                 triggered=lambda: commands.fork_last())
-        self.resume = QAction("Re&sume in the harness …", window, shortcut=QKeySequence("Ctrl+Shift+R"),
-                              triggered=lambda: commands.resume())
+        self.fork_here = QAction(
+            "Fork &here, after the selected turn …",
+            window,
+            shortcut=QKeySequence("Ctrl+Shift+F"),
+            triggered=lambda: commands.fork_here(),
+        )
+        self.fork_last = QAction("&Fork after the last completed turn …", window, triggered=lambda: commands.fork_last())
+        self.resume = QAction(
+            "Re&sume in the harness …", window, shortcut=QKeySequence("Ctrl+Shift+R"), triggered=lambda: commands.resume()
+        )
         self.copy_raw = QAction("&Copy raw artifact …", window, triggered=lambda: commands.copy_raw())
         self.restore = QAction("Res&tore a backup …", window, triggered=lambda: commands.restore())
         self.session_entries = (self.repair, self.fork_here, self.fork_last, self.resume, self.copy_raw, self.restore)
@@ -92,14 +99,17 @@ class WindowMenus:
         session_menu.insertSeparator(self.copy_raw)
 
         view_menu = bar.addMenu("&View")
-        for key, (name, tab) in {"Ctrl+1": ("&Header", TAB_HEADER), "Ctrl+2": ("&Timeline", TAB_TIMELINE),
-                                 "Ctrl+3": ("&Raw", TAB_RAW)}.items():
-            act = QAction(name, window, shortcut=QKeySequence(key),
-                          triggered=lambda _c=False, t=tab: commands.show_tab(t))
+        for key, (name, tab) in {
+            "Ctrl+1": ("&Header", TAB_HEADER),
+            "Ctrl+2": ("&Timeline", TAB_TIMELINE),
+            "Ctrl+3": ("&Raw", TAB_RAW),
+        }.items():
+            act = QAction(name, window, shortcut=QKeySequence(key), triggered=lambda _c=False, t=tab: commands.show_tab(t))
             view_menu.addAction(act)
             window.addAction(act)
-        self.filter = QAction("&Filter sessions", window, shortcut=QKeySequence("Ctrl+F"),
-                              triggered=lambda: commands.focus_filter())
+        self.filter = QAction(
+            "&Filter sessions", window, shortcut=QKeySequence("Ctrl+F"), triggered=lambda: commands.focus_filter()
+        )
         view_menu.addAction(self.filter)
         window.addAction(self.filter)
         self.escape = QShortcut(QKeySequence("Esc"), window)
