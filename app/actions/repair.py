@@ -26,21 +26,26 @@ import os
 import re
 import secrets
 import shutil
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
 
-from app.actions.artifacts import ArtifactRef, artifact_of, read_only_view, sqlite_uri
+from app.actions.artifacts import ArtifactRef, artifact_of, read_only_view
 from app.actions.liveness import (
     DEFAULT_IN_FLIGHT_SECONDS,
     DEFAULT_QUIET_SECONDS,
     LivenessVerdict,
     assess_liveness,
 )
-from persistence import CoordinatedPersistence, SessionConflictError, SessionPersistenceError
+from persistence import (
+    ArtifactInfo,
+    CoordinatedPersistence,
+    SessionConflictError,
+    SessionPersistenceError,
+    copy_artifact_to,
+)
 
 # Room left on the volume beyond the backup and the repaired copy (the harness and the OS need some too).
 FREE_SPACE_MARGIN_BYTES = 4 << 20
@@ -297,42 +302,9 @@ def _fsync_dir(path: str) -> None:
 
 
 def _copy_artifact_to(ref: ArtifactRef, target: str) -> None:
-    """Copy the artifact into a new private file ``target`` (created exclusively, 0600), fsynced.
-
-    JSONL: the transcript's bytes (and times).  SQLite: the online backup API, reading through any ``-wal``.
-    """
-    if ref.kind == "sqlite":
-        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        try:
-            src = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True)
-            try:
-                dst = sqlite3.connect(target)  # the empty file just created is an empty database
-                try:
-                    src.backup(dst)
-                finally:
-                    dst.close()
-            finally:
-                src.close()
-        finally:
-            _unlink_quietly(target + "-journal")  # only a killed copy leaves one, and it belongs to the copy
-        fd = os.open(target, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        return
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with open(ref.path, "rb") as f:
-            while chunk := f.read(1 << 20):
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(fd, view) :]
-        st = os.stat(ref.path)
-        os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Copy the artifact into a new private file ``target`` (0600, fsynced): the engine's copy (JSONL bytes and
+    times; SQLite's online backup API on a read-only connection, through any ``-wal``)."""
+    copy_artifact_to(ArtifactInfo(ref.kind, ref.path, 0, 0.0), target)
 
 
 def backup_artifact(ref: ArtifactRef, *, now: float | None = None) -> str:
@@ -429,24 +401,6 @@ def _check_space(ref: ArtifactRef) -> None:
         )
 
 
-def _quick_check(ref: ArtifactRef) -> str | None:
-    """SQLite's own structural check (indexes included), on a read-only connection; None when ok."""
-    try:
-        con = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True, timeout=1.0)
-        try:
-            rows = con.execute("PRAGMA quick_check").fetchall()
-        finally:
-            con.close()
-    except sqlite3.OperationalError as err:
-        if "locked" in str(err) or "busy" in str(err):
-            return None  # busy is reported by the liveness guard, not as damage
-        return str(err)
-    except sqlite3.DatabaseError as err:
-        return str(err)
-    found = [str(r[0]) for r in rows]
-    return None if found == ["ok"] else "; ".join(found[:5])
-
-
 async def repair_session(
     store: CoordinatedPersistence,
     session_id: str,
@@ -516,7 +470,8 @@ async def execute_repair(
         if refusal is not None:
             raise RepairRefused(refusal)
     if ref.kind == "sqlite":
-        damage = _quick_check(ref)
+        async with read_only_view(store) as view:
+            damage = await view.integrity_check()
         if damage is not None:
             raise RepairRefused(
                 f'session "{session_id}" cannot be repaired: the database is damaged (quick_check: '
