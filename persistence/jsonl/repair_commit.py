@@ -178,23 +178,31 @@ def atomic_replace_tail(
                     f'the disk filled up while writing the repaired log of "{path}" ({err.strerror}); the log was not changed'
                 ) from err
             raise
-        try:
-            # The swap: the last check is as close to the rename as Python allows (microseconds).
-            if _stamp(os.fstat(old)) != expected_stamp or _stamp(os.stat(path)) != expected_stamp:
-                raise SessionConflictError(
-                    f'repair of "{path}" is stale: a writer appended while the repair was prepared; nothing was changed'
-                )
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        _fsync_dir(folder)
+        _swap_in(tmp, path, old, expected_stamp, "repair")
         _verify_after_swap(path, old, st.st_size, keep_bytes + len(suffix), folder, log_name)
     finally:
         os.close(old)
+
+
+def _swap_in(tmp: str, path: str, old: int, expected_stamp: tuple[int, int, int, int, int], what: str) -> None:
+    """Rename the fsynced ``tmp`` over ``path`` if the log (open as ``old``) is still the expected one.
+
+    The last check is as close to the rename as Python allows (microseconds); ``_verify_after_swap``
+    catches a writer that slips into that gap.  ``tmp`` is removed on every failure.
+    """
+    try:
+        if _stamp(os.fstat(old)) != expected_stamp or _stamp(os.stat(path)) != expected_stamp:
+            raise SessionConflictError(
+                f'{what} of "{path}" is stale: a writer appended while the {what} was prepared; nothing was changed'
+            )
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(os.path.dirname(path))
 
 
 def _verify_after_swap(path: str, old: int, old_size: int, new_size: int, folder: str, log_name: str) -> None:
@@ -221,7 +229,7 @@ def _verify_after_swap(path: str, old: int, old_size: int, new_size: int, folder
     os.replace(tmp, path)
     _fsync_dir(folder)
     raise SessionConflictError(
-        f'a writer appended to "{path}" while its repair was committed; the repair was undone and the log holds '
+        f'a writer appended to "{path}" while the swap was committed; the swap was undone and the log holds '
         f"its original bytes plus the {grown_old - old_size + len(late)} appended byte(s) again; no record was lost"
     )
 
@@ -250,16 +258,7 @@ def atomic_replace_whole(
             tmp = _write_temp(folder, log_name, st.st_mode & 0o7777, fill)
         finally:
             os.close(src)
-        try:
-            if _stamp(os.fstat(old)) != expected_stamp or _stamp(os.stat(path)) != expected_stamp:
-                raise SessionConflictError(f'restore of "{path}" is stale: a writer appended meanwhile; nothing was changed')
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        _fsync_dir(folder)
+        _swap_in(tmp, path, old, expected_stamp, "restore")
+        _verify_after_swap(path, old, st.st_size, size, folder, log_name)
     finally:
         os.close(old)
