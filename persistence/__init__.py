@@ -19,7 +19,7 @@ so).  What is exported, by concern:
   (``interrupted_turn_closers``) and the error helpers ``upstream_class_of``/``not_found``.
 """
 
-from persistence.artifact import ArtifactInfo, RawBytes, copy_artifact_to
+from persistence.artifact import ArtifactInfo, RawBytes, copy_artifact_to, newest_change
 from persistence.backend import CancelToken, CutFacts, StorageBackend
 from persistence.coordinator import CoordinatedPersistence, SessionPreparation
 from persistence.diagnosis import READABLE_STATUSES, SessionDiagnosis, SessionView, TornFacts
@@ -76,6 +76,7 @@ from persistence.raw_decode import (
 )
 from persistence.service import AbortSignal, SessionPersistence
 from persistence.session import Session
+from persistence.sqlite.facts import writer_lock_held
 from persistence.store import SessionForkError, SessionStore
 from persistence.values import (
     ReadFromResult,
@@ -155,6 +156,7 @@ __all__ = [
     "list_jsonl_root",
     "list_jsonl_root_links",
     "list_jsonl_session_dir",
+    "newest_change",
     "not_found",
     "open_store",
     "read_first_line",
@@ -164,4 +166,5 @@ __all__ = [
     "revision_of",
     "scan_frames",
     "upstream_class_of",
+    "writer_lock_held",
 ]

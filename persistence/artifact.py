@@ -30,23 +30,29 @@ class ArtifactInfo:
     event_data_bytes: int | None = None  # SQLite: bytes of this session's event data; None for JSONL
 
     def last_change(self) -> float:
-        """Seconds since the epoch of the newest change, looked at now (SQLite: also a -wal or -journal).
+        """Seconds since the epoch of the newest change, looked at now (SQLite: also a -wal or -journal)."""
+        return newest_change(self.kind, self.path)[1]
 
-        An empty ``-wal`` is ignored: SQLite creates one when any connection (a viewer's included)
-        opens a WAL database, and a commit always leaves frames in it, so its mtime says nothing
-        about writers.  Raises ``OSError`` when the artifact itself is gone.
-        """
-        newest = os.stat(self.path).st_mtime
-        if self.kind == SQLITE:
-            for suffix in SQLITE_SIDE_SUFFIXES:
-                try:
-                    st = os.stat(self.path + suffix)
-                except FileNotFoundError:
-                    continue
-                if suffix == "-wal" and st.st_size == 0:
-                    continue
-                newest = max(newest, st.st_mtime)
-        return newest
+
+def newest_change(kind: str, path: str) -> tuple[str, float]:
+    """(file, st_mtime) of the newest change to an artifact: ``path``, or for SQLite its -wal/-journal.
+
+    An empty ``-wal`` is ignored: SQLite creates one when any connection (a viewer's included)
+    opens a WAL database, and a commit always leaves frames in it, so its mtime says nothing
+    about writers.  Raises ``OSError`` when the artifact itself is gone.
+    """
+    newest_path, newest = path, os.stat(path).st_mtime
+    if kind == SQLITE:
+        for suffix in SQLITE_SIDE_SUFFIXES:
+            try:
+                st = os.stat(path + suffix)
+            except FileNotFoundError:
+                continue
+            if suffix == "-wal" and st.st_size == 0:
+                continue
+            if st.st_mtime > newest:
+                newest_path, newest = path + suffix, st.st_mtime
+    return newest_path, newest
 
 
 @dataclass(frozen=True, slots=True)

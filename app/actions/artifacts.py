@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import urllib.parse
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from persistence import CoordinatedPersistence
+from persistence import CoordinatedPersistence, newest_change
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,28 +25,9 @@ def artifact_of(store: CoordinatedPersistence, session_id: str) -> ArtifactRef |
     return None
 
 
-def sqlite_uri(path: str, mode: str) -> str:
-    """``file:`` URI for ``path`` (percent-encoded, so ``?``, ``#`` and ``%`` in a path are not URI syntax)."""
-    return "file:" + urllib.parse.quote(os.path.abspath(path)) + f"?mode={mode}"
-
-
 def last_modified_age_s(ref: ArtifactRef, now: float) -> float:
-    """Seconds since the artifact (or a SQLite WAL/journal beside it) last changed.
-
-    An empty ``-wal`` is ignored: SQLite creates one when any connection (our own preview included)
-    opens a WAL database, and a commit always leaves frames in it, so its mtime says nothing about writers.
-    """
-    newest = os.stat(ref.path).st_mtime
-    if ref.kind == "sqlite":
-        for suffix in ("-wal", "-journal"):
-            try:
-                st = os.stat(ref.path + suffix)
-            except FileNotFoundError:
-                continue
-            if suffix == "-wal" and st.st_size == 0:
-                continue
-            newest = max(newest, st.st_mtime)
-    return now - newest
+    """Seconds since the artifact (or a non-empty SQLite ``-wal``, or a ``-journal``) last changed."""
+    return now - newest_change(ref.kind, ref.path)[1]
 
 
 @asynccontextmanager

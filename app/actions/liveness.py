@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 import os
-import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -52,7 +51,8 @@ from typing import Any, ClassVar
 
 import psutil
 
-from app.actions.artifacts import ArtifactRef, sqlite_uri
+from app.actions.artifacts import ArtifactRef
+from persistence import newest_change, writer_lock_held
 
 DEFAULT_QUIET_SECONDS = 10.0
 # A tool call or a model request older than this is taken as abandoned (a crashed harness), not as
@@ -377,43 +377,16 @@ def _artifact_files(ref: ArtifactRef) -> list[str]:
 
 
 def _recently_written(ref: ArtifactRef, now: float, quiet_seconds: float) -> RecentlyWritten | None:
-    """The newest change among the artifact and its SQLite sidecars, when within ``quiet_seconds``.
-
-    An empty ``-wal`` is ignored: SQLite creates one when any connection (our own preview included)
-    opens a WAL database, so its mtime says nothing about writers.  A clock step backwards (an mtime
-    in the future) counts as "just written".
-    """
-    newest_path, newest = ref.path, os.stat(ref.path).st_mtime
-    if ref.kind == "sqlite":
-        for suffix in ("-wal", "-journal"):
-            try:
-                st = os.stat(ref.path + suffix)
-            except FileNotFoundError:
-                continue
-            if suffix == "-wal" and st.st_size == 0:
-                continue
-            if st.st_mtime > newest:
-                newest_path, newest = ref.path + suffix, st.st_mtime
+    """The newest change among the artifact and its SQLite sidecars (the engine's ``newest_change``),
+    when within ``quiet_seconds``.  A clock step backwards (an mtime in the future) counts as "just written"."""
+    newest_path, newest = newest_change(ref.kind, ref.path)
     age = now - newest
     return RecentlyWritten(newest_path, age, quiet_seconds) if age < quiet_seconds else None
 
 
 def _sqlite_busy(ref: ArtifactRef) -> DatabaseBusy | None:
-    try:
-        pin = sqlite3.connect(sqlite_uri(ref.path, "ro"), uri=True, timeout=0, isolation_level=None)
-        try:
-            pin.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            probe = sqlite3.connect(sqlite_uri(ref.path, "rw"), uri=True, timeout=0, isolation_level=None)
-            try:
-                probe.execute("BEGIN IMMEDIATE")
-                probe.execute("ROLLBACK")
-            finally:
-                probe.close()
-        finally:
-            pin.close()
-    except sqlite3.OperationalError as err:
-        return DatabaseBusy(ref.path, str(err))
-    return None
+    why = writer_lock_held(ref.path)
+    return None if why is None else DatabaseBusy(ref.path, why)
 
 
 def _in_flight(last_event: Any, now: float, window: float, ref: ArtifactRef) -> InFlight | None:

@@ -52,6 +52,30 @@ def session_sizes(db_path: str, ids: Iterable[str] | None = None) -> SessionSize
     return {sid: (int(size or 0), int(last) if isinstance(last, (int, float)) else None) for sid, size, last in rows}
 
 
+def writer_lock_held(db_path: str) -> str | None:
+    """Why another connection holds (or waits on) the write lock, or None when none does; writes nothing.
+
+    ``BEGIN IMMEDIATE``/``ROLLBACK`` runs while a read-only connection pins the file, so closing the
+    probe cannot checkpoint a leftover ``-wal`` into the database (a crashed store's bytes stay as
+    they are until the backup is taken).
+    """
+    try:
+        pin = sqlite3.connect(sqlite_uri(db_path, "ro"), uri=True, timeout=0, isolation_level=None)
+        try:
+            pin.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            probe = sqlite3.connect(sqlite_uri(db_path, "rw"), uri=True, timeout=0, isolation_level=None)
+            try:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+            finally:
+                probe.close()
+        finally:
+            pin.close()
+    except sqlite3.OperationalError as err:
+        return str(err)
+    return None
+
+
 def quick_check(db_path: str) -> str | None:
     """SQLite's own structural check (indexes included) on a read-only connection; None when ok.
 
