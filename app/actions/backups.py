@@ -118,7 +118,7 @@ async def restore_backup(
     if os.path.abspath(backup_path) not in {os.path.abspath(p) for p in backup_paths(ref)}:
         raise RepairRefused(f'{backup_path} is not a backup of session "{session_id}" (expected {ref.path}.bak-<stamp>)')
     if not force:
-        why = check_liveness(ref, quiet_seconds=quiet_seconds)
+        why = await asyncio.to_thread(check_liveness, ref, quiet_seconds=quiet_seconds)
         if why is not None:
             raise RepairRefused(f'refusing to restore "{session_id}": {why}')
     try:
@@ -128,7 +128,7 @@ async def restore_backup(
     revision = await store.read_stored_revision(session_id)
     if revision is None:
         raise RepairRefused(f'session "{session_id}" was not found; nothing was changed')
-    current = backup_artifact(ref)
+    current = await asyncio.to_thread(backup_artifact, ref)  # a whole copy: off the (GUI) event loop
     try:
         after = await store.restore_backup(session_id, backup_path, expected_revision=revision)
     except SessionConflictError as err:

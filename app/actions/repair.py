@@ -483,7 +483,8 @@ async def execute_repair(
         raise RepairRefused(f"{err}; nothing was changed and no backup was made") from err
     _check_writable(ref)
     _check_space(ref)
-    backup = backup_artifact(ref)
+    # A whole copy of the log: off the event loop (in the window that loop is the GUI thread).
+    backup = await asyncio.to_thread(backup_artifact, ref)
     if await store.read_stored_revision(session_id) != preview.revision:
         _unlink_quietly(backup)  # a copy of a moving log proves nothing
         raise RepairRefused(f'session "{session_id}" changed while it was backed up; nothing was changed — preview it again')
