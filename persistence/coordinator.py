@@ -671,7 +671,9 @@ class CoordinatedPersistence(SessionPersistence):
         async with self._lock(session_id):
 
             def work(t: CancelToken) -> str:
-                source = prepare_core(self._backend, session_id, t)
+                # The preview's read is cached when it came through this store: reuse it (its revision is
+                # re-checked against the file now) instead of parsing the whole log a second time.
+                source = self._cached_fresh(session_id, t) or prepare_core(self._backend, session_id, t)
                 if source.revision != expected_revision:
                     raise SessionConflictError(
                         f'session "{session_id}" changed since its repair was previewed; nothing was changed'

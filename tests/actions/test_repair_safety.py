@@ -432,3 +432,27 @@ def test_verify_names_a_backup_holding_records_the_log_lacks(tmp_path: Path, cap
     assert lost["id"] == "s" and lost["backup"] == backup and lost["lacking"] > 0
     code, text, _err = main_text(capsys, "verify", str(root))
     assert code == 1 and f"restore {root} s --backup {backup}" in text
+
+
+def test_commit_reuses_the_previewed_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pinned commit takes the preview's parsed log from the store's cache (revision re-checked), so a
+    repair does not parse the whole log a second time before writing."""
+    from persistence.jsonl.storage import JsonlStorage
+
+    root = open_turn_root(tmp_path, "zstd")
+    parses: list[str] = []
+    real = JsonlStorage._whole
+
+    def counting(self: Any, *args: Any, **kw: Any) -> Any:
+        parses.append(args[0])
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(JsonlStorage, "_whole", counting)
+
+    async def go(store: Any) -> None:
+        preview = await repair.preview_repair(store, "s")
+        seen = len(parses)
+        await store.repair("s", expected_revision=preview.revision)
+        assert len(parses) == seen
+
+    run(_with_store(root, go))
