@@ -24,8 +24,8 @@ from app.actions.repair import (
     DEFAULT_QUIET_SECONDS,
     RepairRefused,
     RepairWriteFailed,
+    assess_artifact,
     backup_artifact,
-    check_liveness,
 )
 from persistence import CoordinatedPersistence, SessionConflictError, SessionPersistenceError
 
@@ -99,7 +99,7 @@ async def plan_restore(
     found = [] if ref is None else await _backups_of(store, session_id, ref)
     if ref is None or not found:
         raise RepairRefused(f"{session_id} has no backups to restore (a repair or restore makes one beside the artifact)")
-    liveness = await asyncio.to_thread(check_liveness, ref, quiet_seconds=quiet_seconds)
+    liveness = (await assess_artifact(store, session_id, ref, quiet_seconds=quiet_seconds)).reason
     return RestorePlan(session_id, ref, tuple(found), liveness)
 
 
@@ -118,9 +118,10 @@ async def restore_backup(
     if os.path.abspath(backup_path) not in {os.path.abspath(p) for p in backup_paths(ref)}:
         raise RepairRefused(f'{backup_path} is not a backup of session "{session_id}" (expected {ref.path}.bak-<stamp>)')
     if not force:
-        why = await asyncio.to_thread(check_liveness, ref, quiet_seconds=quiet_seconds)
-        if why is not None:
-            raise RepairRefused(f'refusing to restore "{session_id}": {why}')
+        # The same guard as a repair (open handles, a harness in the cwd, a call in flight), not file ages only.
+        verdict = await assess_artifact(store, session_id, ref, quiet_seconds=quiet_seconds)
+        if verdict.reason is not None:
+            raise RepairRefused(f'refusing to restore "{session_id}": {verdict.reason}')
     try:
         store.assert_writable_artifact(ref.path)
     except SessionPersistenceError as err:

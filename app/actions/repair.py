@@ -202,12 +202,31 @@ async def assess_session(
     in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
     tail: SessionTail | None = None,
 ) -> LivenessVerdict:
-    """Every liveness signal for the previewed session: file ages, open handles, a harness in its cwd,
-    and a call or request still in flight at the end of its log (``tail``: read here when not given).
-    Reads only."""
+    """Every liveness signal for the previewed session (see ``assess_artifact``)."""
     assert preview.artifact is not None
-    ref = preview.artifact
-    facts = tail if tail is not None else await read_session_tail(store, preview.session_id)
+    return await assess_artifact(
+        store,
+        preview.session_id,
+        preview.artifact,
+        quiet_seconds=quiet_seconds,
+        in_flight_seconds=in_flight_seconds,
+        tail=tail,
+    )
+
+
+async def assess_artifact(
+    store: CoordinatedPersistence,
+    session_id: str,
+    ref: ArtifactRef,
+    *,
+    quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+    in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
+    tail: SessionTail | None = None,
+) -> LivenessVerdict:
+    """Every liveness signal for a session's artifact: file ages, open handles, a harness in its cwd, and
+    a call or request still in flight at the end of its log (``tail``: read here when not given).
+    Reads only; the process scan runs off the event loop."""
+    facts = tail if tail is not None else await read_session_tail(store, session_id)
     return await asyncio.to_thread(
         lambda: assess_liveness(
             ref,
