@@ -16,6 +16,7 @@ from typing import Any
 from persistence.artifact import ArtifactInfo, RawBytes
 from persistence.errors import SessionAbortedError
 from persistence.listing import SESSION, ListedEntry
+from persistence.model.event_table import EventTable
 
 
 class CancelToken:
@@ -62,7 +63,7 @@ class StoredLog:
     """One read of a session's log as the backend found it (before the read pipeline checks it)."""
 
     meta: dict[str, Any]
-    events: list[dict[str, Any]]
+    events: EventTable  # chunk runs stay packed (persistence.model.event_table)
     revision: str
     torn: TornMarker | None = None
     raw_path: str | None = None  # what refusal messages cite as "(raw log: ...)"

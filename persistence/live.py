@@ -55,8 +55,8 @@ class LiveSessions:
 
     def __init__(self, owner: CoordinatedPersistence) -> None:
         # A weak reference: a strong one would make every coordinator part of a reference cycle, kept
-        # alive (with its cache of decoded logs) until a full collection, which the engine defers while
-        # it decodes (``gcpause``): a benchmark that opened a fresh store per read peaked at 3.7x the memory.
+        # alive (with its cache of decoded logs) until a full collection, which a host may defer (the
+        # window pauses the collector): a benchmark that opened a fresh store per read peaked at 3.7x the memory.
         self._owner_ref = weakref.ref(owner)
         self.entries: dict[str, LiveEntry] = {}
 
@@ -128,7 +128,8 @@ class LiveSessions:
                         )
                     state = IdState(lossless_copy(session.raw_header), 0, False, session)
                     owner._states[session_id] = state
-                suffix = session.records()[state.cursor :]
+                table = session.table
+                suffix = list(table.iter_range(state.cursor, len(table)))
                 if suffix:
                     await owner._append_locked(session_id, lossless_copy(suffix))
         except BaseException as err:
@@ -166,7 +167,7 @@ class LiveSessions:
         cursor = state.cursor
         if cursor == 0:
             return
-        records = session.records()
+        records = session.table
         if len(records) >= cursor:
             stored = await owner._run(lambda t: owner._backend.load_stored(session_id, t))
             if stored is not None:
@@ -240,7 +241,7 @@ class LiveSessions:
         await self.flush(session_id)
         if len(snapshot) == 0:
             raise not_found(session_id)
-        if has_open_turn(snapshot.records()):
+        if has_open_turn(snapshot.table[: len(snapshot)]):
             raise SessionConflictError(
                 f'cannot load session "{session_id}" while its live turn is open; use the live Session or wait for '
                 "the turn to close"

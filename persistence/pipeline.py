@@ -7,7 +7,11 @@ on the coordinator's worker threads.  ``diagnose`` and ``view`` share ``diagnosi
 labels a session exactly as ``verify`` and ``repair`` do, from the same single read.
 
 May import: ``persistence.backend``, ``persistence.errors``, ``persistence.model``, the value modules
-(``values``, ``diagnosis``, ``artifact``) and ``gcpause``; never the coordinator.
+(``values``, ``diagnosis``, ``artifact``); never the coordinator.
+
+No GC pause around a read any more: with chunk runs packed (``EventTable``) a 202k-event read
+allocates ~30k containers instead of ~630k, and pausing the collector made it slower (zstd
+prepare: 111 ms paused against 99 ms not, median of 7, issue 12).
 """
 
 from __future__ import annotations
@@ -39,8 +43,8 @@ from persistence.errors import (
     not_found,
     upstream_class_of,
 )
-from persistence.gcpause import gc_paused
 from persistence.model.event import EventLog
+from persistence.model.event_table import EventTable
 from persistence.model.header import SessionHeader
 from persistence.model.repair import has_turn_start, interrupted_turn_closers
 from persistence.model.upgrade import check_identity_and_version, normalize_events
@@ -57,14 +61,14 @@ class PreparedSource:
     """
 
     meta: dict[str, Any]
-    stored_events: list[dict[str, Any]]
+    stored_events: EventTable
     closers: list[dict[str, Any]]
     revision: str
     torn: TornMarker | None
     raw: RawBytes | None = None
 
     @property
-    def balanced(self) -> list[dict[str, Any]]:
+    def balanced(self) -> EventTable:
         """The stored events followed by the crash closers (what ``inspect`` returns)."""
         return self.stored_events + self.closers if self.closers else self.stored_events
 
@@ -82,8 +86,7 @@ def _take_raw(stored: StoredLog) -> RawBytes | None:
 
 def prepare_core(backend: StorageBackend, session_id: str, token: CancelToken, *, keep_raw: bool = False) -> PreparedSource:
     """Read pipeline steps 1-8 for a cold log (persistence-contract §4); ``keep_raw`` keeps the bytes read."""
-    with gc_paused():
-        return _prepare_core(backend, session_id, token, keep_raw)
+    return _prepare_core(backend, session_id, token, keep_raw)
 
 
 def _prepare_core(backend: StorageBackend, session_id: str, token: CancelToken, keep_raw: bool) -> PreparedSource:
@@ -111,8 +114,7 @@ def _prepare_core(backend: StorageBackend, session_id: str, token: CancelToken, 
 
 def read_from_core(backend: StorageBackend, session_id: str, from_seq: int, token: CancelToken) -> ReadFromResult:
     """``read_from``: the events from ``from_seq`` on, checked like a whole read (no closers, no repair)."""
-    with gc_paused():
-        return _read_from_core(backend, session_id, from_seq, token)
+    return _read_from_core(backend, session_id, from_seq, token)
 
 
 def _read_from_core(backend: StorageBackend, session_id: str, from_seq: int, token: CancelToken) -> ReadFromResult:
@@ -124,9 +126,8 @@ def _read_from_core(backend: StorageBackend, session_id: str, from_seq: int, tok
 
 def read_tail_core(backend: StorageBackend, session_id: str, min_events: int, token: CancelToken) -> ReadFromResult:
     """``read_tail``: at least ``min_events`` of the newest events, only that span checked."""
-    with gc_paused():
-        stored, events = _normalized_span(backend, session_id, backend.load_tail(session_id, min_events, token), token)
-        return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events))
+    stored, events = _normalized_span(backend, session_id, backend.load_tail(session_id, min_events, token), token)
+    return ReadFromResult(SessionHeader.from_json(stored.meta), EventLog(events))
 
 
 def _normalized_span(

@@ -15,6 +15,7 @@ from typing import Any
 from persistence.errors import SessionArgumentError, SessionConflictError, SessionValidationError
 from persistence.model.catalog import SURFACE_EVENT_TYPES
 from persistence.model.event import EventLog, SessionEvent, event_from_wire
+from persistence.model.event_table import EventTable
 from persistence.model.frozen import raw_of
 from persistence.model.header import SessionHeader
 from persistence.model.jsontext import NotLosslessError, deep_copy_json, js_string, lossless_copy
@@ -65,26 +66,38 @@ class Session:
         self._clock = clock
         self._observers: list[Observer] = []
         self._publishing = False
-        records: list[dict[str, Any]] = []
-        if seed is not None:
-            for i, ev in enumerate(seed):
-                wire = raw_of(ev.wire if isinstance(ev, SessionEvent) else ev)
-                if restore:
-                    records.append(wire)
-                else:
-                    try:
-                        records.append(lossless_copy(wire))
-                    except NotLosslessError:
-                        raise SessionArgumentError(f"seed event at index {i} is not losslessly JSON-serializable") from None
-        self._fold: SurfaceFold = validate_seed_events(records)
-        self._records = records
-        self.first_live_seq = len(records)
+        table = self._seed_table(seed, restore)
+        self._fold: SurfaceFold = validate_seed_events(table)
+        self._table = table
+        self.first_live_seq = len(table)
         self._marked = False  # whether this constructor appended the end-seed marker (see adopt_clock)
-        if seed is not None and (not records or records[-1].get("type") != END_SEED):
+        if seed is not None and (not len(table) or table.last().get("type") != END_SEED):
             # The marker closes the seeded lifecycle; it is persisted with the seed, never notified.
-            records.append({"type": END_SEED, "seq": len(records), "time": self._clock(), "data": {}})
+            table.append({"type": END_SEED, "seq": len(table), "time": self._clock(), "data": {}})
             self._marked = True
         self._snapshot: EventLog | None = None
+
+    @staticmethod
+    def _seed_table(seed: Sequence[SessionEvent | dict[str, Any]] | EventTable | None, restore: bool) -> EventTable:
+        """The seed as this session's own table: a restored table or log keeps its packed runs
+        (the item list is copied, never the events: the source may be a cached read)."""
+        if seed is None:
+            return EventTable()
+        if restore and isinstance(seed, EventTable):
+            return EventTable(seed.items)
+        if restore and isinstance(seed, EventLog):
+            return EventTable(seed.segments())
+        records: list[dict[str, Any]] = []
+        for i, ev in enumerate(seed):
+            wire = raw_of(ev.wire if isinstance(ev, SessionEvent) else ev)
+            if restore:
+                records.append(wire)
+            else:
+                try:
+                    records.append(lossless_copy(wire))
+                except NotLosslessError:
+                    raise SessionArgumentError(f"seed event at index {i} is not losslessly JSON-serializable") from None
+        return EventTable.adopt(records)
 
     def adopt_clock(self, clock: Callable[[], int]) -> None:
         """Use the owning store's clock from now on (before the session is published).
@@ -95,9 +108,9 @@ class Session:
         from the store's clock, as in a created or forked one.
         """
         self._clock = clock
-        if self._marked and len(self._records) == self.first_live_seq + 1:
+        if self._marked and len(self._table) == self.first_live_seq + 1:
             # A new dict rather than an edit in place, so no one holding the old record sees it change.
-            self._records[-1] = {**self._records[-1], "time": clock()}
+            self._table.replace_last({**self._table.last(), "time": clock()})
             self._snapshot = None
 
     # ------------------------------------------------------------ identity and log
@@ -121,30 +134,36 @@ class Session:
     def events(self) -> EventLog:
         """An O(1) snapshot of the events appended so far (later appends are not visible through it)."""
         snap = self._snapshot
-        if snap is None or len(snap) != len(self._records):
-            snap = self._snapshot = EventLog(self._records, len(self._records))
+        n = len(self._table)
+        if snap is None or len(snap) != n:
+            snap = self._snapshot = EventLog(self._table, n)
         return snap
 
     @property
     def seq(self) -> int:
         """The next seq (== number of events)."""
-        return len(self._records)
+        return len(self._table)
+
+    @property
+    def table(self) -> EventTable:
+        """Engine-internal: the live table of records (chunk runs packed). Never mutate."""
+        return self._table
 
     def records(self) -> list[dict[str, Any]]:
-        """Engine-internal: the live list of records. Never mutate."""
-        return self._records
+        """Engine-internal: every record as a list (expanded once, then kept up to date). Never mutate."""
+        return self._table.records()
 
     # ------------------------------------------------------------ turn/step queries
 
     @property
     def open_turn(self) -> Any:
         """The number of the turn left open, or None."""
-        return open_turn_state(self._records)[0]
+        return open_turn_state(self._table)[0]
 
     @property
     def open_step(self) -> Any:
         """The number of the step left open inside the open turn, or None."""
-        return open_turn_state(self._records)[1]
+        return open_turn_state(self._table)[1]
 
     @property
     def is_turn_open(self) -> bool:
@@ -154,8 +173,8 @@ class Session:
     @property
     def last_turn(self) -> int:
         """The number of the newest turn (0 before the first)."""
-        for ev in reversed(self._records):
-            if ev.get("type") == "turn/start":
+        for ev in reversed(self._table.items):
+            if type(ev) is dict and ev.get("type") == "turn/start":
                 data = ev.get("data")
                 turn = data.get("turn") if isinstance(data, dict) else None
                 return int(turn) if isinstance(turn, (int, float)) else 0
@@ -193,7 +212,7 @@ class Session:
             snapshot = lossless_copy(raw_of(data))
         except NotLosslessError:
             raise SessionArgumentError(f'session event "{type}" carries non-JSON-serializable data') from None
-        seq = len(self._records)
+        seq = len(self._table)
         probe = {"type": type, "seq": seq, "data": snapshot}
         refusal = legacy_refusal(self.id, probe)
         if refusal is not None:
@@ -220,7 +239,7 @@ class Session:
         self._fold.plan(wire, seq)
         self._publishing = True
         try:
-            self._records.append(wire)
+            self._table.append(wire)
             event = event_from_wire(wire)
             for observer in list(self._observers):
                 try:
@@ -233,4 +252,4 @@ class Session:
 
     def to_json(self) -> dict[str, Any]:
         """The header and a deep copy of every event."""
-        return {"header": self._header.to_json(), "events": deep_copy_json(self._records)}
+        return {"header": self._header.to_json(), "events": [deep_copy_json(r) for r in self._table]}

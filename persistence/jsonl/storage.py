@@ -32,6 +32,7 @@ from persistence.jsonl.repair_commit import atomic_replace_tail, atomic_replace_
 from persistence.jsonl.tail_marks import CHECK_BYTES, TailMark, TailMarks
 from persistence.listing import ListedEntry
 from persistence.model.chunk_rows import ROW_TAGS, pack_runs
+from persistence.model.event_table import EventTable
 from persistence.model.header import SessionHeader
 from persistence.model.jsontext import JsonTextError, js_dumps, js_loads, json_quote
 from persistence.model.repair import has_turn_start
@@ -289,7 +290,7 @@ class JsonlStorage(StorageBackend):
 
     # ------------------------------------------------------------ reading
 
-    def _parse(self, data: bytes, path: str) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None, int, int]:
+    def _parse(self, data: bytes, path: str) -> tuple[dict[str, Any], EventTable, TornMarker | None, int, int]:
         """(meta, events, torn, committed file offset, committed event count) of a whole transcript."""
         if self.compression == "zstd":
             return self._parse_zstd(data, path)
@@ -300,7 +301,7 @@ class JsonlStorage(StorageBackend):
         events, torn, committed = _scan_lines(data, nl + 1, 0)
         return meta, events, torn, committed, len(events)
 
-    def _parse_zstd(self, data: bytes, path: str) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None, int, int]:
+    def _parse_zstd(self, data: bytes, path: str) -> tuple[dict[str, Any], EventTable, TornMarker | None, int, int]:
         view = memoryview(data)
         ranges, torn_start = frames.scan_frames(view)
         if not ranges:
@@ -361,7 +362,7 @@ class JsonlStorage(StorageBackend):
 
     def _parse_tail(
         self, data: bytes, path: str, min_events: int
-    ) -> tuple[dict[str, Any], list[dict[str, Any]], TornMarker | None, int] | None:
+    ) -> tuple[dict[str, Any], EventTable, TornMarker | None, int] | None:
         """(meta, events, torn, first seq) of a tail holding ``min_events`` committed events and a
         ``turn/start``; None when only the whole log would do."""
         if self.compression != "zstd":
@@ -396,7 +397,7 @@ class JsonlStorage(StorageBackend):
         if torn_start is not None:
             recovered, _t, _c = _scan_lines(frames.decompress_prefix(view[torn_start:]), 0, first_seq + len(events))
             events = events + recovered
-            torn = TornMarker(torn_start, recovered)
+            torn = TornMarker(torn_start, recovered.records())
         return meta, events, torn, first_seq
 
     @staticmethod
@@ -956,7 +957,7 @@ def _first_seq(plain: bytes) -> int | None:
     return seq if type(seq) is int and seq >= 0 else None
 
 
-def _tail_of_lines(data: bytes, floor: int, min_events: int) -> tuple[list[dict[str, Any]], TornMarker | None, int] | None:
+def _tail_of_lines(data: bytes, floor: int, min_events: int) -> tuple[EventTable, TornMarker | None, int] | None:
     """(events, torn, first seq) of the shortest line-aligned suffix of ``data[floor:]`` (widened 4x at a
     time) that holds ``min_events`` committed events and a ``turn/start``; None when only all of it would."""
     window = 1 << 16
@@ -975,7 +976,7 @@ def _tail_of_lines(data: bytes, floor: int, min_events: int) -> tuple[list[dict[
 
 
 def _stored(
-    path: str, meta: dict[str, Any], events: list[dict[str, Any]], revision: str, torn: TornMarker | None, **extra: Any
+    path: str, meta: dict[str, Any], events: EventTable, revision: str, torn: TornMarker | None, **extra: Any
 ) -> StoredLog:
     return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path}, **extra)
 
@@ -985,7 +986,7 @@ def _mark(revision: str, check: bytes, offset: int, next_seq: int, meta: dict[st
     return TailMark((int(dev), int(ino)), offset, next_seq, check, meta)
 
 
-def _scan_lines(data: bytes, start: int, first_seq: int) -> tuple[list[dict[str, Any]], TornMarker | None, int]:
+def _scan_lines(data: bytes, start: int, first_seq: int) -> tuple[EventTable, TornMarker | None, int]:
     """Plain records of ``data[start:]``: (events, torn marker, committed offset in ``data``)."""
     scanner = LineScanner(start, first_seq)
     scanner.write(data[start:] if start else data)
@@ -996,7 +997,7 @@ def _scan_lines(data: bytes, start: int, first_seq: int) -> tuple[list[dict[str,
 
 def _scan_frames(
     view: memoryview, ranges: list[tuple[int, int]], torn_start: int | None, first_seq: int, plain_start: int
-) -> tuple[list[dict[str, Any]], TornMarker | None, int, int]:
+) -> tuple[EventTable, TornMarker | None, int, int]:
     """Records of complete event frames (plus what a torn last frame yields).
 
     Returns (events, torn marker, committed offset in ``view``, committed event count); records
@@ -1014,7 +1015,7 @@ def _scan_frames(
     complete = len(scanner.events)
     scanner.write(frames.decompress_prefix(view[torn_start:]))
     scanner.finish()
-    return scanner.events, TornMarker(torn_start, scanner.events[complete:]), torn_start, complete
+    return scanner.events, TornMarker(torn_start, scanner.events[complete:].records()), torn_start, complete
 
 
 def _write_all(fd: int, content: bytes) -> None:

@@ -6,8 +6,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from persistence.model.event_table import EventTable, table_of
 from persistence.model.frozen import FrozenDict, freeze, raw_of
 from persistence.model.jsontext import deep_copy_json
+from persistence.model.packed_run import PackedRun
 
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
@@ -106,19 +108,23 @@ def wire_of(event: SessionEvent | dict[str, Any] | FrozenDict) -> dict[str, Any]
 
 
 class EventLog(Sequence[SessionEvent]):
-    """An immutable sequence of events backed by engine-owned records.
+    """An immutable sequence of events over the engine's ``EventTable``.
 
-    SessionEvent objects are built on first access: loading a 200k-event log should not
-    pay for objects nobody looks at.
+    Chunk runs stay packed: ``len()``, slicing and iteration never expand the log, and a
+    ``SessionEvent`` (with its member record) is built when an index is touched and then kept, so
+    ``log[i] is log[i]``.  A slice is a view (O(1)).  Code that walks a whole log should walk
+    ``segments()``: a packed run of 500 deltas is one step there.
     """
 
-    __slots__ = ("_cache", "_len", "_records")
+    __slots__ = ("_cache", "_hi", "_lo", "_table")
 
-    def __init__(self, records: list[dict[str, Any]], length: int | None = None) -> None:
-        # ``length`` lets a live session hand out O(1) snapshots of its append-only list:
+    def __init__(self, records: EventTable | list[dict[str, Any]], length: int | None = None, *, start: int = 0) -> None:
+        # ``length`` lets a live session hand out O(1) snapshots of its append-only table:
         # later appends land beyond the snapshot's end and are never visible through it.
-        self._records = records
-        self._len = len(records) if length is None else length
+        table = table_of(records)
+        self._table = table
+        self._lo = start
+        self._hi = len(table) if length is None else length
         # A dict, not a preallocated list: a snapshot of a 200k-event live log costs O(1).
         self._cache: dict[int, SessionEvent] = {}
 
@@ -127,43 +133,73 @@ class EventLog(Sequence[SessionEvent]):
     @overload
     def __getitem__(self, index: slice) -> EventLog: ...
     def __getitem__(self, index: int | slice) -> SessionEvent | EventLog:
+        n = self._hi - self._lo
         if isinstance(index, slice):
-            return EventLog(self.records()[index])
+            lo, hi, step = index.indices(n)
+            if step != 1:
+                return EventLog([self._table[self._lo + i] for i in range(lo, hi, step)])
+            return EventLog(self._table, self._lo + max(hi, lo), start=self._lo + lo)
         if index < 0:
-            index += self._len
-        if not 0 <= index < self._len:
+            index += n
+        if not 0 <= index < n:
             raise IndexError("event index out of range")
         ev = self._cache.get(index)
         if ev is None:
-            ev = event_from_wire(self._records[index])
+            ev = event_from_wire(self._table[self._lo + index])
             self._cache[index] = ev
         return ev
 
     def __len__(self) -> int:
-        return self._len
+        return self._hi - self._lo
 
     def __iter__(self) -> Iterator[SessionEvent]:
-        for i in range(self._len):
-            yield self[i]
+        cache = self._cache
+        i = 0
+        for rec in self._table.iter_range(self._lo, self._hi):
+            ev = cache.get(i)
+            if ev is None:
+                ev = cache[i] = event_from_wire(rec)
+            yield ev
+            i += 1
+
+    def segments(self) -> Iterator[dict[str, Any] | PackedRun]:
+        """The log as scalar records and ``PackedRun``s, in order (records are engine-owned: never mutate)."""
+        return self._table.segments(self._lo, self._hi)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, EventLog):
-            return self.records() == other.records()
+            return len(other) == len(self) and all(
+                a == b for a, b in zip(self._records_iter(), other._records_iter(), strict=True)
+            )
         if isinstance(other, (list, tuple)):
-            return len(other) == self._len and all(wire_of(o) == r for o, r in zip(other, self.records(), strict=True))
+            return len(other) == len(self) and all(wire_of(o) == r for o, r in zip(other, self._records_iter(), strict=True))
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
 
+    def _records_iter(self) -> Iterator[dict[str, Any]]:
+        return self._table.iter_range(self._lo, self._hi)
+
     def records(self) -> list[dict[str, Any]]:
-        """Engine-internal: the backing records. Never mutate."""
-        if self._len == len(self._records):
-            return self._records
-        return self._records[: self._len]
+        """Engine-internal: the events as records, expanded (built once per table). Never mutate."""
+        flat = self._table.records()
+        if self._lo == 0 and self._hi == len(flat):
+            return flat
+        return flat[self._lo : self._hi]
+
+    @property
+    def table(self) -> EventTable:
+        """Engine-internal: the table behind this log (it may run past this log's end)."""
+        return self._table
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        """Engine-internal: this log's ``[start, end)`` in ``table``."""
+        return self._lo, self._hi
 
     def to_json(self) -> list[dict[str, Any]]:
         """A detached deep copy of every record."""
-        return deep_copy_json(self.records())
+        return [deep_copy_json(r) for r in self._records_iter()]
 
     def __repr__(self) -> str:
-        return f"EventLog(<{self._len} events>)"
+        return f"EventLog(<{len(self)} events>)"

@@ -17,7 +17,6 @@ import orjson
 
 MAX_SAFE_INTEGER = 2**53 - 1
 _ARRAY_INDEX_MAX = 4294967294
-_BIG_DIGITS = re.compile(rb"\d{16,}")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -461,15 +460,33 @@ def js_loads(line: bytes | str) -> Any:
         else:
             value = _json_fallback(text)
         return _round_big_ints(value)
-    raw = line if isinstance(line, (bytes, bytearray)) else None
-    if raw is None:
-        if isinstance(line, str):
-            if _BIG_DIGITS.search(line.encode("utf-8", "surrogatepass")):
-                value = _round_big_ints(value)
+    if isinstance(line, str):
+        if has_big_digits(line.encode("utf-8", "surrogatepass")):
+            value = _round_big_ints(value)
         return value
-    if _BIG_DIGITS.search(raw):
+    if isinstance(line, (bytes, bytearray)) and has_big_digits(line):
         value = _round_big_ints(value)
     return value
+
+
+# Every digit becomes "0" and everything else a space, so a 16-digit run is one substring find:
+# 8.6 ms for a 4.9 MB log against 59 ms for the ``\d{16,}`` regex (issue 12 profile).
+_DIGIT_MASK = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_SIXTEEN_DIGITS = b"0" * 16
+
+
+def has_big_digits(buffer: bytes) -> bool:
+    """Whether ``buffer`` holds a run of 16+ digits: the only text in which orjson can read an
+    integer that JS would round (2**53 has 16 digits).  One scan per buffer instead of per line."""
+    return _SIXTEEN_DIGITS in bytes(buffer).translate(_DIGIT_MASK)
+
+
+def js_loads_small(line: bytes) -> Any:
+    """``js_loads`` for a line already known to hold no 16-digit run (see ``has_big_digits``)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return js_loads(line)
 
 
 def _header_parse_int(text: str) -> int | float:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from persistence.model.event_table import EventTable
+
 TOOL_OUTCOME_UNKNOWN_TEXT = (
     "The tool call was interrupted after it was recorded, but no result was durably recorded. "
     "Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the "
@@ -20,32 +22,38 @@ def _get(d: Any, key: str) -> Any:
     return d.get(key) if isinstance(d, dict) else None
 
 
-def _since_last_turn_boundary(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The events from the last ``turn/start``/``turn/end`` on (everything, when there is none).
+def _since_last_turn_boundary(events: Any) -> list[Any]:
+    """The items from the last ``turn/start``/``turn/end`` on (everything, when there is none).
 
     Both reset the whole fold state, so ``open_turn_state`` of this suffix equals that of the full
-    log; on a 200k-event log that spares a full pass for every load.
+    log; on a 200k-event log that spares a full pass for every load.  Items of an ``EventTable``
+    may be packed runs: the fold skips them (chunk deltas never change turn state).
     """
-    for i in range(len(events) - 1, -1, -1):
-        ev = events[i]
+    items = events.items if isinstance(events, EventTable) else events
+    for i in range(len(items) - 1, -1, -1):
+        ev = items[i]
         if type(ev) is dict and ev.get("type") in ("turn/start", "turn/end"):
-            return events[i:] if i else events
-    return events
+            return items[i:] if i else items
+    return items
 
 
 def has_turn_start(events: Any, start: int = 0, end: int | None = None) -> bool:
     """Whether ``events[start:end]`` holds a ``turn/start`` (a span a viewer can fold on its own)."""
+    if isinstance(events, EventTable):
+        return any(ev.get("type") == "turn/start" for _i, ev in events.scalars(start, end))
     stop = len(events) if end is None else end
     return any(type(events[i]) is dict and events[i].get("type") == "turn/start" for i in range(start, stop))
 
 
-def open_turn_state(events: list[dict[str, Any]]) -> tuple[Any, Any, dict[Any, dict[str, Any]]]:
-    """(open turn, open step, pending calls) after scanning ``events``."""
-    events = _since_last_turn_boundary(events)
+def open_turn_state(events: Any) -> tuple[Any, Any, dict[Any, dict[str, Any]]]:
+    """(open turn, open step, pending calls) after scanning ``events`` (a list or an ``EventTable``)."""
+    items = _since_last_turn_boundary(events)
     open_turn: Any = None
     open_step: Any = None
     pending: dict[Any, dict[str, Any]] = {}
-    for ev in events:
+    for ev in items:
+        if type(ev) is not dict:
+            continue  # a packed run of chunk deltas
         t = ev.get("type")
         if t == "turn/start":
             open_turn = _get(ev.get("data"), "turn")
@@ -79,12 +87,12 @@ def open_turn_state(events: list[dict[str, Any]]) -> tuple[Any, Any, dict[Any, d
     return open_turn, open_step, pending
 
 
-def has_open_turn(events: list[dict[str, Any]]) -> bool:
+def has_open_turn(events: Any) -> bool:
     """Whether the log ends inside a turn (a crash left it open)."""
     return bool(events) and open_turn_state(events)[0] is not None
 
 
-def interrupted_turn_closers(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def interrupted_turn_closers(events: Any) -> list[dict[str, Any]]:
     """The synthetic events that close an interrupted turn (tool results, step/turn ends); [] when balanced."""
     if not events:
         return []

@@ -10,8 +10,10 @@ from typing import Any
 
 from persistence.errors import SessionFormatUnsupportedError, SessionValidationError, version_refusal_message
 from persistence.model.catalog import KNOWN_SESSION_EVENT_TYPES
+from persistence.model.event_table import EventTable
 from persistence.model.header import SESSION_FORMAT_VERSION
 from persistence.model.jsontext import is_number, is_safe_integer, js_string
+from persistence.model.packed_run import PackedRun
 from persistence.model.validate import validate_message_shape
 
 _SIMPLE_REASONS = frozenset({"completed", "blocked", "max-tokens", "interrupted"})
@@ -196,22 +198,28 @@ _MESSAGE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 _SPECIAL_TYPES = _MESSAGE_TYPES | _LEGACY_CANDIDATES | {"turn/start", "turn/end", "steering/message"}
 
 
-def normalize_events(session_id: str, events: list[Any], raw_path: str | None, location: dict[str, str] | None) -> list[Any]:
+def normalize_events(session_id: str, events: Any, raw_path: str | None, location: dict[str, str] | None) -> Any:
     """Steps 4-6 of the read pipeline; returns the (possibly upgraded) events.
 
     One pass over the log: retired vocabulary anywhere wins over an earlier upgrade or
     shape error (upstream checks it first), and unknown types are judged last, on the
-    normalized events.  Records that need no upgrade are returned as the same objects.
+    normalized events.  Records that need no upgrade are returned as the same objects; an
+    ``EventTable`` comes back as a table, a packed run of chunk deltas passing in one step (a
+    known type no upgrade touches).
     """
-    out = events
+    is_table = isinstance(events, EventTable)
+    items = events.items if is_table else events
+    out = items
     copied = False
     ids_by_seq: dict[Any, Any] = {}
     deferred: SessionValidationError | None = None
     unknown: tuple[Any, Any] | None = None
     known = KNOWN_SESSION_EVENT_TYPES
     special = _SPECIAL_TYPES
-    for i, ev in enumerate(events):
+    for i, ev in enumerate(items):
         if type(ev) is not dict:
+            if type(ev) is PackedRun:
+                continue
             if unknown is None:
                 unknown = (None, None)
             continue
@@ -246,7 +254,7 @@ def normalize_events(session_id: str, events: list[Any], raw_path: str | None, l
             continue
         if new is not ev:
             if not copied:
-                out = list(events)
+                out = list(items)
                 copied = True
             out[i] = new
     if deferred is not None:
@@ -261,4 +269,6 @@ def normalize_events(session_id: str, events: list[Any], raw_path: str | None, l
         if raw_path is not None:
             message += f" (raw log: {raw_path})"
         raise SessionFormatUnsupportedError(message, location=location)
+    if is_table:
+        return EventTable(out) if copied else events
     return out

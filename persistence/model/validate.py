@@ -11,6 +11,7 @@ from typing import Any
 
 from persistence.errors import SessionValidationError
 from persistence.model.catalog import SURFACE_EVENT_TYPES
+from persistence.model.event_table import EventTable
 from persistence.model.header import SESSION_FORMAT_VERSION
 from persistence.model.jsontext import (
     is_negative_zero,
@@ -19,6 +20,7 @@ from persistence.model.jsontext import (
     js_string,
     json_quote,
 )
+from persistence.model.packed_run import PackedRun
 
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
 
@@ -240,11 +242,17 @@ _PLAIN_KEYS = frozenset({"type", "seq", "time", "data"})
 _MAX = 2**53 - 1
 
 
-def validate_seed_events(events: list[dict[str, Any]]) -> SurfaceFold:
-    """The Session constructor's per-event checks on a restored log (session-model §2.3)."""
+def validate_seed_events(events: EventTable | list[dict[str, Any]]) -> SurfaceFold:
+    """The Session constructor's per-event checks on a restored log (session-model §2.3).
+
+    A packed run is one step: its members are plain ``assistant/chunk`` events whose envelope,
+    seqs and times its row validation already proved, so only its place in the seq chain is left.
+    """
     fold = SurfaceFold()
     plain = _PLAIN_KEYS
-    for i, ev in enumerate(events):
+    items = events.items if isinstance(events, EventTable) else events
+    i = 0
+    for ev in items:
         # Fast path: the overwhelming majority are plain log-only events with int fields.
         if type(ev) is dict and ev.keys() == plain:
             etype = ev["type"]
@@ -260,8 +268,15 @@ def validate_seed_events(events: list[dict[str, Any]]) -> SurfaceFold:
                 and etype != "request/header"
                 and etype != "request/header-delta"
             ):
+                i += 1
                 continue
+        elif type(ev) is PackedRun:
+            if ev.seq0 != i:
+                raise _fail(f"seed event at index {i} has seq {ev.seq0} (expected {i}); seed must be contiguous from 0")
+            i += len(ev)
+            continue
         _validate_one(ev, i, fold)
+        i += 1
     return fold
 
 

@@ -17,7 +17,9 @@ from typing import Any
 import orjson
 
 from persistence.errors import SessionStorageCorruptError
+from persistence.model.event_table import EventTable
 from persistence.model.jsontext import MAX_SAFE_INTEGER, JsonTextError, js_loads
+from persistence.model.packed_run import PackedRun
 from persistence.sqlite.constants import (
     MAX_PACKED_ROW_MEMBERS,
     MIN_PACKED_ROW_MEMBERS,
@@ -45,7 +47,7 @@ _TOOL_KEYS_NAMED = frozenset({"turn", "step", "index", "dt", "id", "name", "args
 class ScanResult:
     """The events of the rows that decode, and where a torn tail starts."""
 
-    preserved: list[dict[str, Any]]
+    preserved: EventTable  # packed rows stay packed
     torn_from: int | None  # physical seq of the first torn row, None when the tail is clean
 
 
@@ -132,7 +134,7 @@ def _parse_packed(text: str, tag: str) -> Any:
 
 
 def _packed_fields(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> tuple[dict[str, Any], list[str], list[int]]:
-    """Validate a packed row (§6.2, §6.7, in upstream's order) -> (payload object, member strings, member times)."""
+    """Validate a packed row (§6.2, §6.7, in upstream's order) -> (payload object, member strings, time deltas)."""
     if tag not in PACKED_TAG_SET:
         raise _bad(tag, "packed discriminator requires a chunk tag")
     if ses is not None or sop is not None:
@@ -171,10 +173,15 @@ def _packed_fields(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any)
         raise _bad(tag, "dt length must match the member count")
     if seq + n - 1 > MAX_SAFE_INTEGER:
         raise _bad(tag, "member seqs exceed safe integers")
-    times = list(accumulate(dt, initial=time))
-    if max(times) > MAX_SAFE_INTEGER or min(times) < -MAX_SAFE_INTEGER:
-        raise _bad(tag, "member times exceed safe integers")
-    return obj, payload, times
+    # Member times lie within time + k*min(dt) .. time + k*max(dt): when those bounds are safe, so is
+    # every time, and the exact sums are left to whoever builds the members (chunk_rows.validate_row).
+    if dt:
+        span, hi, lo = n - 1, max(dt), min(dt)
+        if not (-MAX_SAFE_INTEGER <= time + span * min(lo, 0) and time + span * max(hi, 0) <= MAX_SAFE_INTEGER):
+            times = list(accumulate(dt, initial=time))
+            if max(times) > MAX_SAFE_INTEGER or min(times) < -MAX_SAFE_INTEGER:
+                raise _bad(tag, "member times exceed safe integers")
+    return obj, payload, dt
 
 
 def packed_last_seq(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> int:
@@ -182,51 +189,19 @@ def packed_last_seq(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any
     return seq + len(_packed_fields(tag, seq, time, data, ses, sop)[1]) - 1
 
 
-def expand_packed(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> list[dict[str, Any]]:
-    """Validate a packed row and expand it into its member events (§6.6). The hot path of every load."""
-    obj, payload, times = _packed_fields(tag, seq, time, data, ses, sop)
+def packed_run(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> PackedRun:
+    """Validate a packed row once and keep it packed (§6.6): its members are built on access."""
+    obj, payload, dt = _packed_fields(tag, seq, time, data, ses, sop)
     turn, step, index = _js_number(obj["turn"]), _js_number(obj["step"]), _js_number(obj["index"])
-    seqs = range(seq, seq + len(payload))
     if tag == TOOL_TAG:
-        cid = obj["id"]
-        if "name" in obj:
-            name = obj["name"]
-            return [
-                {
-                    "type": "assistant/chunk",
-                    "seq": s,
-                    "time": t,
-                    "data": {
-                        "turn": turn,
-                        "step": step,
-                        "chunk": {"type": "tool-call-delta", "index": index, "id": cid, "name": name, "argumentsDelta": p},
-                    },
-                }
-                for s, t, p in zip(seqs, times, payload, strict=True)
-            ]
-        return [
-            {
-                "type": "assistant/chunk",
-                "seq": s,
-                "time": t,
-                "data": {
-                    "turn": turn,
-                    "step": step,
-                    "chunk": {"type": "tool-call-delta", "index": index, "id": cid, "argumentsDelta": p},
-                },
-            }
-            for s, t, p in zip(seqs, times, payload, strict=True)
-        ]
+        return PackedRun("tool-call-delta", seq, time, tuple(dt), turn, step, index, tuple(payload), obj["id"], obj.get("name"))
     kind = "reasoning-delta" if tag == REASONING_TAG else "text-delta"
-    return [
-        {
-            "type": "assistant/chunk",
-            "seq": s,
-            "time": t,
-            "data": {"turn": turn, "step": step, "chunk": {"type": kind, "index": index, "text": p}},
-        }
-        for s, t, p in zip(seqs, times, payload, strict=True)
-    ]
+    return PackedRun(kind, seq, time, tuple(dt), turn, step, index, tuple(payload))
+
+
+def expand_packed(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> list[dict[str, Any]]:
+    """Validate a packed row and expand it into its member events (§6.6)."""
+    return packed_run(tag, seq, time, data, ses, sop).members()
 
 
 def decode_scalar(row: Row) -> dict[str, Any]:
@@ -275,13 +250,19 @@ def decode_any_row(row: Row) -> list[dict[str, Any]]:
     return [decode_scalar(row)]
 
 
+def _decode_item(row: Row) -> dict[str, Any] | PackedRun:
+    if row[6] == 0:
+        return packed_run(row[1], row[0], row[2], row[3], row[4], row[5])
+    return decode_scalar(row)
+
+
 def scan_rows(rows: Sequence[Row], base: int) -> ScanResult:
     """Rows ordered by seq -> the contiguous logical prefix from ``base`` plus the torn point (§7.4)."""
-    preserved: list[dict[str, Any]] = []
+    preserved = EventTable()
     expected = base
     for i, row in enumerate(rows):
         try:
-            members = decode_any_row(row)
+            item = _decode_item(row)
         except RowDecodeError:
             if _turn_end_from(rows, i + 1):
                 raise corrupt_row(row[0]) from None
@@ -292,6 +273,10 @@ def scan_rows(rows: Sequence[Row], base: int) -> ScanResult:
             if contains_end or _turn_end_from(rows, i + 1):
                 raise corrupt_row(row[0])
             return ScanResult(preserved, row[0])
-        preserved.extend(members)
-        expected += len(members)
+        if type(item) is PackedRun:
+            preserved.append_run(item)
+            expected += len(item)
+        else:
+            preserved.append(item)  # type: ignore[arg-type]
+            expected += 1
     return ScanResult(preserved, None)

@@ -31,7 +31,7 @@ def test_knobs_are_applied_once_and_the_window_sets_none(make_window: Any) -> No
 
 
 def test_the_engines_pause_nests_inside_the_windows(arun: Any, tmp_path: Path) -> None:
-    """Inside the window's pause an engine read (which pauses the collector itself) never turns it back on."""
+    """Inside the window's pause an engine read never turns the collector back on."""
     need_upstream()
     root = copy_private(UPSTREAM / "jsonl-zstd" / "balanced" / "root", tmp_path / "r")
     sid = "a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
@@ -43,7 +43,7 @@ def test_the_engines_pause_nests_inside_the_windows(arun: Any, tmp_path: Path) -
                 assert COLLECTOR.depth == 2
             events = arun(store.inspect(sid)).events
             assert len(events) > 0
-            assert not gc.isenabled()  # the engine's gc_paused found it off and left it off
+            assert not gc.isenabled()  # an engine read never turns the window's pause off
         assert COLLECTOR.depth == 0 and gc.isenabled()  # the last pause ended: resumed
         assert gc.get_freeze_count() > 0  # and what the read built was frozen
     finally:

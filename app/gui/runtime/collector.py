@@ -10,17 +10,14 @@ their session is dropped, so they never need a cycle collection.  The cost: garb
 during a pause are never collected (the timeline model breaks its own parent/child cycles when it
 drops a tree, ``scrub_exception`` frees what failed jobs' tracebacks held; the rest is incidental).
 
-Why one owner: the engine pauses the collector too (``persistence/gcpause.py``, its own nestable
-counter, for the command line and any other host).  Two counters over one global switch, each with
-its own "was it on?" flag, let either side turn the collector back on in the middle of the other's
-pause: a decode that lost its pause that way took 0.65 s instead of 0.40 s (same log), and a pause of
-ours that the engine ended let young collections walk the rows built so far.  So in this process
-this module is the *outer* pause of every engine call the window makes (``ViewerStore`` wraps each
-read, the session actions wrap each plan and execute, the backup check its scan).  The engine's
-``gc_paused`` then always finds the collector off, remembers "it was off", and never switches it:
-the only code that turns the collector back on in the window's process is ``CollectorPolicy``, when
-its last pause ends.  One counter, one lock (pauses may begin on the GUI thread and on worker
-threads), and the collector's state as the first pause found it.
+Why one owner: the pauses overlap (a listing holds one across awaits while a session loads, on the
+GUI thread and on worker threads), and two counters over one global switch, each with its own "was
+it on?" flag, let either side turn the collector back on in the middle of the other's pause.  So in
+this process this module is the *only* code that switches the collector: it is the pause around every
+engine call the window makes (``ViewerStore`` wraps each read, the session actions wrap each plan and
+execute, the backup check its scan).  The engine itself no longer pauses it (issue 12: with chunk runs
+packed a 202k read allocates ~30k containers, and a pause made the engine's read slower), so the
+window's pause now guards what the window builds from a read rather than the read itself.
 
 ``settle()`` freezes after the window builds big containers of its own: a young list that holds 200k
 old records makes every young collection walk 200k object headers (~100 ms each, measured).
