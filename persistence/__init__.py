@@ -7,6 +7,10 @@ so).  What is exported, by concern:
 
 - the service: ``open_store``, ``CoordinatedPersistence`` (and the JSONL class), ``SessionStore``,
   ``Session``, ``AbortSignal``, the value results and the typed errors;
+- the event log: ``EventLog`` (immutable; events built when touched) and its records as a read-only
+  ``EventTable`` (``record_table()``), whose ``segments()`` walk yields scalar records and
+  ``PackedRun``s (a run of chunk deltas kept packed: one step for a timeline fold, a search index
+  or a stats pass over a 200k-event log);
 - a viewer's reads: ``SessionView`` (``CoordinatedPersistence.view``: one read with the verdict,
   header, stored events, synthetic closers, torn facts and revision), ``SessionDiagnosis``,
   ``ArtifactInfo``/``RawBytes`` (``artifact``, ``read_raw_bytes``), ``ListedEntry``
@@ -59,8 +63,10 @@ from persistence.jsonl.paths import decode_segment, encode_segment
 from persistence.jsonl.storage import read_first_line, revision_of
 from persistence.listing import ListedEntry
 from persistence.model.event import EventLog, SessionEvent
+from persistence.model.event_table import EventTable
 from persistence.model.header import SESSION_FORMAT_VERSION, SessionHeader
 from persistence.model.jsontext import is_number, js_dumps, js_dumps_str, js_number
+from persistence.model.packed_run import PackedRun
 from persistence.model.repair import interrupted_turn_closers
 from persistence.open import open_store
 from persistence.raw_decode import (
@@ -97,11 +103,13 @@ __all__ = [
     "CoordinatedPersistence",
     "CutFacts",
     "EventLog",
+    "EventTable",
     "HeaderCache",
     "JsonlSessionPersistence",
     "LazyRows",
     "ListedEntry",
     "ListingCancelled",
+    "PackedRun",
     "RawBytes",
     "RawChunk",
     "RawDamage",

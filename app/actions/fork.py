@@ -7,10 +7,11 @@ and returns the command line's JSON.  May import the standard library and the en
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from persistence import CoordinatedPersistence, SessionLocation, SessionPersistenceError, SessionStore
+from persistence import CoordinatedPersistence, EventTable, SessionLocation, SessionPersistenceError, SessionStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +44,12 @@ class ForkResult:
         }
 
 
-def completed_turn_boundaries(events: list[dict[str, Any]]) -> dict[int, int]:
+def completed_turn_boundaries(events: Sequence[dict[str, Any]]) -> dict[int, int]:
     """turn number -> seq of its ``turn/end`` (only turns that closed)."""
     out: dict[int, int] = {}
-    for ev in events:
+    # Over scalar records only: a packed run of chunk deltas is never a turn/end.
+    scalars = events.scalars() if isinstance(events, EventTable) else enumerate(events)
+    for _i, ev in scalars:
         if ev.get("type") == "turn/end":
             data = ev.get("data")
             turn = data.get("turn") if isinstance(data, dict) else None
@@ -64,7 +67,7 @@ async def plan_fork(store: CoordinatedPersistence, session_id: str, turn: int | 
     """
     diagnosis = await store.diagnose(session_id)
     inspection = await store.inspect(session_id)
-    records = inspection.events.records()
+    records = inspection.events.record_table()
     if diagnosis.closers:
         records = records[: len(records) - len(diagnosis.closers)]
     boundaries = completed_turn_boundaries(records)

@@ -39,6 +39,8 @@ from app.timeline.nodes import (
 )
 from app.timeline.record_fields import get_path, seq_of
 from app.timeline.summaries import compact_json, content_text, one_line, tool_arguments_summary
+from app.timeline.walk import walk
+from persistence import PackedRun
 
 CHECKPOINT_MASK = 1023  # ``checkpoint`` runs every 1024 records: ~0.6 ms of folding on a 200k-event log
 SEEK_BACK_LIMIT = 100_000  # records scanned backwards for a seq that is not its own index (a damaged log)
@@ -47,7 +49,8 @@ SEEK_BACK_LIMIT = 100_000  # records scanned backwards for a seq that is not its
 @dataclass(slots=True)
 class _Step:
     node: TimelineNode
-    chunks: list[int] = field(default_factory=list)  # record indices of uncited chunks so far
+    # Uncited chunks so far: a record index, or (first index, run) for a packed run of deltas.
+    chunks: list[int | tuple[int, PackedRun]] = field(default_factory=list)
     usage: Usage | None = None
     tools: dict[Any, TimelineNode] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
@@ -255,37 +258,46 @@ class _Fold:
         """Chunks no message cited: a failed attempt (retry) or a stream that never got its message."""
         if not st.chunks:
             return
-        idxs = st.chunks
+        entries = st.chunks
         st.chunks = []
         text_parts: list[str] = []
-        for j in idxs:
-            ch = get_path(self.records[j], "data", "chunk")
+        seqs: list[int] = []
+        for e in entries:
+            if isinstance(e, tuple):
+                run = e[1]
+                text_parts.append(run.text())
+                seqs.extend(range(run.seq0, run.seq0 + len(run)))
+                continue
+            rec = self.records[e]
+            ch = get_path(rec, "data", "chunk")
             if isinstance(ch, dict):
                 if ch.get("type") in ("text-delta", "reasoning-delta") and isinstance(ch.get("text"), str):
                     text_parts.append(ch["text"])
                 elif ch.get("type") == "tool-call-delta" and isinstance(ch.get("argumentsDelta"), str):
                     text_parts.append(ch["argumentsDelta"])
-        seqs = [seq_of(self.records[j], j) for j in idxs]
+            seqs.append(seq_of(rec, e))
+        head = entries[0]
+        first = head[0] if isinstance(head, tuple) else head
         if retry_index is not None:
             node = self._node(
                 "attempt",
-                idxs[0],
+                first,
                 "Failed attempt",
                 one_line("".join(text_parts)) or "(no output)",
                 key=("attempt", seqs[0]),
                 seqs=seqs,
-                info=f"{len(idxs)} chunks",
+                info=f"{len(seqs)} chunks",
             )
             node.flag(ERROR)
         else:
             node = self._node(
                 "stream",
-                idxs[0],
+                first,
                 "Streamed (no message)",
                 one_line("".join(text_parts)) or "(no output)",
                 key=("stream", seqs[0]),
                 seqs=seqs,
-                info=f"{len(idxs)} chunks",
+                info=f"{len(seqs)} chunks",
             )
             node.flag(CANCELLED)
         st.node.add(node)
@@ -303,6 +315,14 @@ class _Fold:
             if u is not None:
                 st.usage = u
 
+    def _chunk_run(self, i: int, run: PackedRun) -> None:
+        """A packed run of deltas (never usage or finish chunks): one entry, however long."""
+        if self.step is None:
+            for k in range(len(run)):  # chunks outside a step are rows of their own (rare)
+                self._chunk(i + k, run.member(k))
+            return
+        self.step.chunks.append((i, run))
+
     def _take_stream(self, st: _Step) -> tuple[dict[Any, list[int]], list[int]]:
         """The step's pending chunks, as seqs by content-block index plus the rest (usage, finish, unindexed).
 
@@ -313,6 +333,10 @@ class _Fold:
         other_chunk_seqs: list[int] = []
         records = self.records
         for j in st.chunks:  # the hot loop of a big log: plain dict access, no helpers
+            if isinstance(j, tuple):
+                run = j[1]
+                by_block.setdefault(run.index, []).extend(range(run.seq0, run.seq0 + len(run)))
+                continue
             r = records[j]
             s = r.get("seq")
             if type(s) is not int:
@@ -536,13 +560,17 @@ class _Fold:
     # -------------------------------------------------------- driver
 
     def run(self, start: int, end: int, checkpoint: Callable[[int], None] | None = None) -> list[TimelineNode]:
-        records = self.records
         handler_of = _HANDLERS.get
         standalone = _Fold._standalone
-        for i in range(start, end):
-            if checkpoint is not None and not i & CHECKPOINT_MASK:
+        # ``checkpoint`` runs whenever the walk reaches or crosses a multiple of 1024 records.
+        next_check = start if not start & CHECKPOINT_MASK else (start | CHECKPOINT_MASK) + 1
+        for i, rec in walk(self.records, start, end):
+            if checkpoint is not None and i >= next_check:
                 checkpoint(i)
-            rec = records[i]
+                next_check = (i | CHECKPOINT_MASK) + 1
+            if isinstance(rec, PackedRun):
+                self._chunk_run(i, rec)
+                continue
             try:
                 handle = handler_of(rec.get("type"), standalone)  # type: ignore[arg-type]  # any JSON value
             except TypeError:  # an unhashable "type" (a damaged payload) is an unknown type

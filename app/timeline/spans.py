@@ -19,6 +19,7 @@ from typing import Any
 
 from app.timeline.fold import derive
 from app.timeline.nodes import TimelineNode
+from app.timeline.walk import item_type, walk
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +39,9 @@ def block_starts(records: Sequence[dict[str, Any]], start: int = 0) -> list[int]
     starts: list[int] = []
     in_turn = False
     expecting = True  # the next event starts a block
-    for i in range(start, len(records)):
-        t = records[i].get("type")
+    # A packed run is one item: its members share one type, so only its first index can start a block.
+    for i, item in walk(records, start):
+        t = item_type(item)
         if t == "turn/start":
             starts.append(i)
             in_turn = True

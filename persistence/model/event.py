@@ -187,6 +187,14 @@ class EventLog(Sequence[SessionEvent]):
             return flat
         return flat[self._lo : self._hi]
 
+    def record_table(self) -> EventTable:
+        """The log's records as a read-only ``EventTable`` (never mutate it): indexing builds one record,
+        ``segments()``/``scalars()`` walk the log a packed run at a time.  O(1) for a whole log,
+        O(items) for a slice or a live snapshot; no run is expanded."""
+        if self._lo == 0 and self._hi == len(self._table):
+            return self._table
+        return self._table.between(self._lo, self._hi)
+
     @property
     def table(self) -> EventTable:
         """Engine-internal: the table behind this log (it may run past this log's end)."""

@@ -41,7 +41,7 @@ async def diagnose_one(store: Any, session_id: str, revision: str | None) -> Det
     if d.status in READABLE:
         try:
             ins = await store.inspect(session_id)
-            title = latest_title(ins.events.records())
+            title = latest_title(ins.events.record_table())
         except (SessionPersistenceError, OSError):
             title = None
     count = d.event_count - len(d.closers) if d.status in READABLE else None
