@@ -153,6 +153,14 @@ def tail_start(records: Any, min_events: int) -> int:
     start = max(0, len(records) - min_events)
     if has_turn_start(records, start):
         return start
+    if isinstance(records, EventTable):
+        # Backwards over scalar records only: a packed run of chunk deltas is never a turn/start.
+        k = records.locate(start)[0] if start < len(records) else len(records.items)
+        for j in range(k - 1, -1, -1):
+            it = records.items[j]
+            if type(it) is dict and it.get("type") == "turn/start":
+                return records.start_of(j)
+        return 0
     for i in range(start - 1, -1, -1):
         if records[i].get("type") == "turn/start":
             return i
