@@ -10,23 +10,31 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TextIO
 
 from app.cli.output import dump, report_error, write_out
 from app.cli.parser import build_parser, check_argv
 from app.cli.verbs import VERBS_BY_NAME, Verb
 from persistence import CoordinatedPersistence, open_store
 
+# What a verb prints: its text, or a writer that prints a value already read in full (``raw``'s bytes).
+Output = str | Callable[[TextIO], None]
 
-async def run_verb(verb: Verb, args: argparse.Namespace) -> tuple[str, int]:
+
+async def run_verb(verb: Verb, args: argparse.Namespace) -> tuple[Output, int]:
     """(what to print, exit code) of one verb."""
     # No verb creates a store: a missing or non-database file is refused, never turned into one.
     store: CoordinatedPersistence = open_store(args.root, args.backend, read_only=verb.opens_read_only(args), create=False)
+    output: Output
     try:
         value = await verb.handler(store, args)
         # Render fully before printing: a failure here still leaves stdout clean for the error.
         if args.json:
             output = dump(verb.json(value)) + "\n"
+        elif verb.stream is not None:
+            output = partial(verb.stream, value)  # the value is complete and checked: only writing is left
         else:
             text = verb.text(value, args)
             output = text if text.endswith("\n") else text + "\n"
@@ -53,5 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         output, code = asyncio.run(run_verb(VERBS_BY_NAME[args.verb], args))
     except Exception as err:  # last line of defense: every failure is printed in the typed form
         return report_error(args, err)
-    write_out(sys.stdout, output, json_text=args.json)
+    if isinstance(output, str):
+        write_out(sys.stdout, output, json_text=args.json)
+    else:
+        output(sys.stdout)
     return code

@@ -1,10 +1,10 @@
 """The verbs of ``sessionscope``: one table row and one small handler each.
 
 A row says everything the command line needs to know about a verb: its name and help, its own
-arguments, the handler (``store, args -> value``), how to render the value (``--json`` and text),
-and whether the store is opened read-only.  ``read_only`` lives here and nowhere else: a read-only
-SQLite store cannot checkpoint or change a database another process is writing.  No verb creates a
-store (``run`` opens every one with ``create=False``).
+arguments, the handler (``store, args -> value``), how to render the value (``--json`` and text, or
+a writer that streams it), and whether the store is opened read-only.  ``read_only`` lives here and
+nowhere else: a read-only SQLite store cannot checkpoint or change a database another process is
+writing.  No verb creates a store (``run`` opens every one with ``create=False``).
 
 Actions (repair, restore, fork, resume) call the same plan/execute pairs of ``app.actions`` as the
 window; the flags stand in for the window's dialogs.
@@ -16,17 +16,19 @@ from __future__ import annotations
 import argparse
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from app.actions import backups, fork, repair, resume, verify
 from app.actions.liveness import DEFAULT_QUIET_SECONDS
 from app.cli import render
+from app.cli.raw_stream import read_raw_plain, write_raw
 from app.cli.results import Loaded, RepairReport, VerifyReport
 from persistence import CoordinatedPersistence, not_found
 
 Handler = Callable[[CoordinatedPersistence, argparse.Namespace], Awaitable[Any]]
 JsonRenderer = Callable[[Any], Any]
 TextRenderer = Callable[[Any, argparse.Namespace], str]
+StreamWriter = Callable[[Any, TextIO], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,7 @@ class Verb:
     needs_id: bool = True  # takes a session ID after ROOT
     arguments: tuple[Arg, ...] = ()
     succeeded: Callable[[Any], bool] | None = None  # False: exit 1, the output is still printed (verify)
+    stream: StreamWriter | None = None  # text output written straight to stdout instead of ``text`` (raw)
 
     def opens_read_only(self, args: argparse.Namespace) -> bool:
         return self.read_only or (self.read_only_if is not None and bool(getattr(args, self.read_only_if)))
@@ -88,7 +91,8 @@ async def read_from(store: CoordinatedPersistence, args: argparse.Namespace) -> 
 
 
 async def raw(store: CoordinatedPersistence, args: argparse.Namespace) -> Any:
-    artifact = await store.read_raw(args.id)
+    # Text output streams the plaintext as bytes (``raw_stream``); ``--json`` needs the str anyway.
+    artifact = await (store.read_raw(args.id) if args.json else read_raw_plain(store, args.id))
     if artifact is None:
         raise not_found(args.id)
     return artifact
@@ -195,6 +199,7 @@ VERBS: tuple[Verb, ...] = (
         help="print the raw JSONL artifact verbatim",
         handler=raw,
         text=render.raw_text,
+        stream=write_raw,
         read_only=True,
     ),
     Verb(

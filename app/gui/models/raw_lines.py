@@ -1,4 +1,4 @@
-"""Raw artifact lines as a table model over line offsets (the text is decoded once, rendered per visible row).
+"""Raw artifact lines as a table model over a ``RawText`` (only the lines a view asks for are decoded or rendered).
 
 May import: PySide6, ``app.gui.style``, ``models.one_call_per_cell`` and ``models.raw_text``.
 """
@@ -63,18 +63,7 @@ class RawLinesModel(OneCallPerCell, QAbstractTableModel):
             return
         first = len(t)
         self.beginInsertRows(QModelIndex(), first, first + len(delta) - 1)
-        base = len(t.data)
-        t.data += delta.data
-        t.starts.extend(s + base for s in delta.starts)
-        t.ends.extend(e + base for e in delta.ends)
-        t.seq_lo.extend(delta.seq_lo)
-        t.seq_hi.extend(delta.seq_hi)
-        t.kinds.extend(delta.kinds)
-        for k, v in delta.markers.items():
-            t.markers[first + k] = v
-        if delta.tail_from >= 0:
-            t.tail_from = first + delta.tail_from
-        t.consumed = delta.consumed
+        t.extend(delta)
         self.endInsertRows()
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
@@ -126,7 +115,7 @@ class RawLinesModel(OneCallPerCell, QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and col == 1:
             seqs = t.seqs_of_line(row)
-            n = t.ends[row] - t.starts[row]
+            n = t.line_size(row)  # a SQLite row is rendered here (and cached for the repaint that follows)
             where = "" if seqs is None else (f"event seq {seqs[0]}" if seqs[0] == seqs[1] else f"events seq {seqs[0]}–{seqs[1]}")
             return f"line {row + 1} · {n:,} bytes" + (f" · {where}" if where else "")
         return None

@@ -383,7 +383,9 @@ class MainWindow(QMainWindow):
             else ""
         )
         torn = f" · {len(t.markers)} marker line(s) for bytes that could not be decoded" if t.markers else ""
-        self.raw_pane.set_info(f"{what} · {len(t):,} lines · {style.format_size(len(t.data))} decoded{torn}")
+        size = t.decoded_size  # None for SQLite rows: they are rendered when shown, never decoded as a whole
+        decoded = "" if size is None else f" · {style.format_size(size)} decoded"
+        self.raw_pane.set_info(f"{what} · {len(t):,} lines{decoded}{torn}")
         self.selection_sync.raw_text_ready()
         if t.markers:
             self.raw_pane.show_line(max(t.markers))  # where decoding stopped is the interesting part
