@@ -1,12 +1,19 @@
 """Desktop window benchmark (offscreen). Prints numbers; asserts nothing.
 
-    python benchmarks/bench_gui.py [--sessions 10000] [--events 200000] [--workdir DIR] [--skip-list] [--skip-session]
+    python benchmarks/bench_gui.py [--sessions 10000] [--events 202000] [--backend NAME]... [--workdir DIR]
+        [--skip-list] [--skip-session] [--skip-follow] [--quick]
 
-1. A root with ``--sessions`` small sessions: time to the first rows, to the full header listing, to
-   every row diagnosed, and the longest GUI-thread stall meanwhile.
-2. One ``--events`` session: time to the first timeline content at the tail, to the full index, raw
-   lines, the longest GUI-thread stall meanwhile, peak RSS, and how long after another writer's
-   flushed append the open timeline shows the new turn.
+1. A JSONL root with ``--sessions`` small sessions: time to the first rows, to the full header listing,
+   to every row diagnosed, and the longest GUI-thread stall meanwhile.
+2. For EVERY backend (jsonl-zstd, jsonl-none, sqlite), one ``--events`` session (202,761 events by
+   default: the issue-12 "202k" session): time to the first timeline content at the tail, to the first
+   view with raw (timeline tail + raw text: the loader's ``loaded``), to the full index, raw lines, the
+   longest GUI-thread stall meanwhile, peak RSS, and how long after another writer's flushed append the
+   open timeline shows the new turn.
+
+Each measurement runs in a fresh subprocess (one for the listing, one per backend) so one window's
+peak RSS and caches cannot pollute the next.  Issue-12 targets, judged per backend: full index
+< 500 ms, first view with raw < 300 ms, peak RSS < 300 MB (reported in MiB, as this script always has).
 
 Roots are generated once under ``--workdir`` (default: the temp dir) and reused by later runs.
 Stalls are measured by a 5 ms precise timer on the GUI thread: the largest gap between two ticks
@@ -17,74 +24,115 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import math
 import os
-import resource
 import shutil
+import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import Any, Final
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a visible window, on any machine
 
+from bench_engine import peak_rss_bytes  # noqa: E402
 from synthetic import batches, session_events  # noqa: E402
 
-from persistence import JsonlSessionPersistence  # noqa: E402
-from persistence.jsonl import frames  # noqa: E402
-from persistence.jsonl.paths import log_path  # noqa: E402
-from persistence.model.header import SessionHeader  # noqa: E402
-from persistence.model.jsontext import js_dumps  # noqa: E402
+from persistence import (  # noqa: E402
+    CoordinatedPersistence,
+    JsonlSessionPersistence,
+    SessionHeader,
+    compress_frame,
+    js_dumps,
+    scan_frames,
+)
+from persistence.sqlite.backend import SqliteSessionPersistence  # noqa: E402
 
-BIG_ID = "bench-big"
+BIG_ID: Final = "bench-big"
+BACKENDS: Final = ("jsonl-zstd", "jsonl-none", "sqlite")
+SQLITE_FILENAME: Final = "sessions.sqlite"
+DEFAULT_EVENTS: Final = 202_000
+DEFAULT_SESSIONS: Final = 10_000
+QUICK_EVENTS: Final = 3_000
+QUICK_SESSIONS: Final = 200
+RESULT_PREFIX: Final = "RESULT "
+
+# Issue-12 targets for the 202k-event session, on every backend.
+TARGET_INDEX_S: Final = 0.500
+TARGET_FIRST_VIEW_S: Final = 0.300
+TARGET_PEAK_RSS_MB: Final = 300.0
 
 
 # ---------------------------------------------------------------- roots
 
 
+def open_backend(kind: str, root: str) -> CoordinatedPersistence:
+    """A backend on ``root``: a JSONL root directory, or (sqlite) the store file itself."""
+    if kind == "sqlite":
+        return SqliteSessionPersistence(root)
+    return JsonlSessionPersistence(root, compression="zstd" if kind == "jsonl-zstd" else "none")
+
+
+def big_root(workdir: str, kind: str, n_events: int) -> str:
+    """What the window opens: a JSONL root directory, or a SQLite store file."""
+    base = os.path.join(workdir, f"big-{kind}-{n_events}")
+    return os.path.join(base, SQLITE_FILENAME) if kind == "sqlite" else base
+
+
 def build_many(root: str, n: int) -> None:
-    """``n`` sessions of ~60 events: one written by the engine, the rest share its body frames."""
-    marker = os.path.join(root, ".complete")
-    if os.path.exists(os.path.join(root, "..", f"many-{n}.complete")):
+    """``n`` JSONL-zstd sessions of ~60 events: one written by the engine, the rest share its body frames."""
+    done = root + ".complete"
+    if os.path.exists(done):
         return
     shutil.rmtree(root, ignore_errors=True)
     template_root = root + ".template"
     shutil.rmtree(template_root, ignore_errors=True)
+    template_meta = {"version": 0, "id": "template", "createdAt": 1, "cwd": "/bench/p0"}
 
     async def template() -> bytes:
         store = JsonlSessionPersistence(template_root)
-        await store.create({"id": "template", "createdAt": 1, "cwd": "/bench/p0"})
+        await store.create(template_meta)
         await store.append("template", session_events(60, seed=3))
         await store.close()
-        path = log_path(template_root, "/bench/p0", "template", "zstd")
-        data = open(path, "rb").read()
-        ranges, _ = frames.scan_frames(data)
+        loc = store.locate(template_meta)
+        assert loc is not None
+        with open(loc.path, "rb") as f:
+            data = f.read()
+        ranges, _ = scan_frames(data)
         return data[ranges[0][1] :]
 
     body = asyncio.run(template())
     shutil.rmtree(template_root, ignore_errors=True)
+    locator = JsonlSessionPersistence(root)
     for i in range(n):
         cwd = f"/bench/project-{i % 20}"
         meta = {"version": 0, "id": f"s-{i:06d}", "createdAt": 1_767_225_600_000 + i, "cwd": cwd}
-        path = log_path(root, cwd, meta["id"], "zstd")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        header = frames.compress_frame(js_dumps(SessionHeader.from_json(meta).header_line()) + b"\n")
-        with open(path, "wb") as f:
+        loc = locator.locate(meta)
+        assert loc is not None
+        os.makedirs(os.path.dirname(loc.path), exist_ok=True)
+        header = compress_frame(js_dumps(SessionHeader.from_json(meta).header_line()) + b"\n")
+        with open(loc.path, "wb") as f:
             f.write(header + body)
-    open(os.path.join(root, "..", f"many-{n}.complete"), "w").close()
-    del marker
+    open(done, "w").close()
 
 
-def build_big(root: str, n_events: int) -> None:
-    done = os.path.join(root, "..", f"big-{n_events}.complete")
+def build_big(workdir: str, kind: str, n_events: int) -> str:
+    """The ``n_events`` session of backend ``kind``, written through the engine once; its root."""
+    root = big_root(workdir, kind, n_events)
+    base = os.path.dirname(root) if kind == "sqlite" else root
+    done = base + ".complete"
     if os.path.exists(done):
-        return
-    shutil.rmtree(root, ignore_errors=True)
+        return root
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base, mode=0o700)
 
     async def write() -> None:
-        store = JsonlSessionPersistence(root)
+        store = open_backend(kind, root)
         await store.create({"id": BIG_ID, "createdAt": 1_767_225_600_000, "cwd": "/bench/big"})
         for batch in batches(session_events(n_events)):
             await store.append(BIG_ID, batch)
@@ -92,9 +140,10 @@ def build_big(root: str, n_events: int) -> None:
 
     asyncio.run(write())
     open(done, "w").close()
+    return root
 
 
-# ---------------------------------------------------------------- measuring
+# ---------------------------------------------------------------- measuring (inside a child process)
 
 
 class StallMeter:
@@ -138,7 +187,13 @@ async def until(pred: Any, timeout: float = 600.0, step: float = 0.002) -> float
     return time.perf_counter()
 
 
-async def bench_list(root: str, n: int, out: dict[str, Any]) -> None:
+def peak_rss_mb() -> float:
+    """Peak RSS of this process in MiB (``bench_engine.peak_rss_bytes``: VmHWM on Linux, since a
+    child's ``ru_maxrss`` starts at its parent's peak and this parent may have just written 202k events)."""
+    return peak_rss_bytes() / (1024 * 1024)
+
+
+async def bench_list(root: str, out: dict[str, Any]) -> None:
     from app.gui.window.main_window import MainWindow
 
     w = MainWindow(restore_geometry=False)
@@ -160,47 +215,57 @@ async def bench_list(root: str, n: int, out: dict[str, Any]) -> None:
     w.close()
 
 
-async def bench_session(root: str, out: dict[str, Any]) -> None:
+async def bench_session(kind: str, root: str, out: dict[str, Any], follow: bool) -> None:
     from app.gui.window.main_window import MainWindow
 
     w = MainWindow(restore_geometry=False)
     w.show()
     indexed: list[float] = []
     ready: list[float] = []
+    loaded: list[float] = []
     w.loader.indexed.connect(lambda _k: indexed.append(time.perf_counter()))
     w.loader.timeline_ready.connect(lambda _k: ready.append(time.perf_counter()))
+    w.loader.loaded.connect(lambda _k: loaded.append(time.perf_counter()))
     w.open_root(root)
     await until(w.controller.listed.is_set)
     await until(lambda: not w.session_model.status_counts().get("pending"), step=0.05)
     await until(lambda: bool(w.opened_keys))  # the window opens the first row by itself; wait it out
+    await until(lambda: bool(indexed))
     w.loader.close()
     await asyncio.sleep(0.2)
     ready.clear()
     indexed.clear()
+    loaded.clear()
     w.opened_keys.clear()
     engine = w.controller.store.engine if w.controller.store is not None else None
     cache = getattr(engine, "_cache", None)
     if cache is not None:
         cache.clear()  # measure a cold open: the engine must parse the log again
+    row = w.session_model.find_id(BIG_ID)
+    if row is None:
+        raise RuntimeError(f"the window did not list {BIG_ID}")
     meter = StallMeter()
     meter.start()
     t0 = time.perf_counter()
-    row = w.session_model.find_id(BIG_ID)
     w.open_session_key(row.key)
     await until(lambda: bool(ready) and w.timeline_model.rowCount() > 0)
     t_first = ready[0]
-    await until(lambda: bool(w.opened_keys))
-    t_loaded = time.perf_counter()
+    await until(lambda: bool(loaded))
     await until(lambda: bool(indexed))
+    out["backend"] = kind
     out["session_events"] = len(w.timeline_model.records)
     out["session_blocks"] = len(w.timeline_model.spans)
     out["timeline_first_content_s"] = t_first - t0
-    out["first_view_with_raw_s"] = t_loaded - t0
+    out["first_view_with_raw_s"] = loaded[0] - t0
     out["timeline_full_index_s"] = indexed[0] - t0
     out["raw_lines"] = w.raw_model.rowCount()
     out["session_gui_stall_max_ms"] = meter.stop_ms()
-    out["session_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out["follow_append_ms"] = await follow_latency(w, root)
+    out["session_peak_rss_mb"] = peak_rss_mb()
+    if follow:
+        try:
+            out["follow_append_ms"] = await follow_latency(w, kind, root)
+        except TimeoutError:
+            out["follow_append_ms"] = math.nan  # the window never showed the appended turn
     await w.shutdown()
     w.close()
 
@@ -231,12 +296,13 @@ def _next_turn(records: Any, n: int) -> list[dict[str, Any]]:
 WRITER = """
 import asyncio, sys, time, orjson
 sys.path.insert(0, sys.argv[1])
-from persistence import JsonlSessionPersistence
+sys.path.insert(0, sys.argv[2])
+from bench_gui import open_backend
 
 async def main():
-    store = JsonlSessionPersistence(sys.argv[2])
+    store = open_backend(sys.argv[3], sys.argv[4])
     try:
-        await store.append(sys.argv[3], orjson.loads(sys.argv[4]))  # returns once fsynced
+        await store.append(sys.argv[5], orjson.loads(sys.argv[6]))  # returns once durable
         print(repr(time.time()), flush=True)
     finally:
         await store.close()
@@ -245,14 +311,18 @@ asyncio.run(main())
 """
 
 
-async def follow_latency(w: Any, root: str) -> float:
-    """Milliseconds from another process's flushed append to the open timeline showing it."""
+async def follow_latency(w: Any, kind: str, root: str) -> float:
+    """Milliseconds from another process's flushed append to the open timeline showing it.
+
+    The appended turn is removed afterwards (JSONL: truncated away; SQLite: its rows deleted) so the
+    generated root stays as it was for the next run.
+    """
     import orjson
 
     before = w.timeline_model.stored_count
     batch = _next_turn(w.timeline_model.records, before)
     await until(lambda: w.controller.watcher.active)
-    path = w.session_model.find_id(BIG_ID).path
+    path = w.session_model.find_id(BIG_ID).path if kind != "sqlite" else root
     size = os.path.getsize(path)
     seen: list[float] = []
 
@@ -266,6 +336,8 @@ async def follow_latency(w: Any, root: str) -> float:
         "-c",
         WRITER,
         os.path.join(HERE, ".."),
+        HERE,
+        kind,
         root,
         BIG_ID,
         orjson.dumps(batch).decode(),
@@ -277,34 +349,25 @@ async def follow_latency(w: Any, root: str) -> float:
         if await proc.wait() != 0:
             raise RuntimeError("the writer process failed")
     finally:
-        os.truncate(path, size)  # leave the generated root as it was for the next run
+        if kind == "sqlite":
+            con = sqlite3.connect(root)
+            try:
+                with con:
+                    con.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?", (BIG_ID, before))
+            finally:
+                con.close()
+        else:
+            os.truncate(path, size)
     return (seen[0] - flushed) * 1000
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sessions", type=int, default=10_000)
-    ap.add_argument("--events", type=int, default=200_000)
-    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "sessionscope-bench"))
-    ap.add_argument("--skip-list", action="store_true")
-    ap.add_argument("--skip-session", action="store_true")
-    args = ap.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
-    many = os.path.join(args.workdir, f"many-{args.sessions}")
-    big = os.path.join(args.workdir, f"big-{args.events}")
-    out: dict[str, Any] = {}
-    t = time.perf_counter()
-    if not args.skip_list:
-        build_many(many, args.sessions)
-    if not args.skip_session:
-        build_big(big, args.events)
-    out["generate_roots_s"] = time.perf_counter() - t
-
+def run_child(mode: str, root: str, follow: bool) -> None:
+    """One window measurement in this (fresh) process; prints ``RESULT {json}``."""
     import qasync
     from PySide6.QtWidgets import QApplication  # before the warm-up thread starts: no two threads import Qt
 
     from app.gui.runtime.responsiveness import apply_responsiveness_knobs
-    from app.gui.runtime.worker_processes import warm_pool
+    from app.gui.runtime.worker_processes import shutdown_pool, warm_pool
 
     warm_pool()  # as the app does at start-up: worker processes start while Qt sets up the window
     apply_responsiveness_knobs()
@@ -312,21 +375,98 @@ def main() -> None:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    out: dict[str, Any] = {}
 
-    async def run_all() -> None:
-        if not args.skip_list:
-            await bench_list(many, args.sessions, out)
-        if not args.skip_session:
-            await bench_session(big, out)
+    async def run() -> None:
+        if mode == "list":
+            await bench_list(root, out)
+        else:
+            await bench_session(mode, root, out, follow)
 
     with loop:
-        loop.run_until_complete(run_all())
-    from app.gui.runtime.worker_processes import shutdown_pool
-
+        loop.run_until_complete(run())
     shutdown_pool()
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    for k, v in out.items():
-        print(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}")
+    out["peak_rss_mb"] = peak_rss_mb()
+    print(RESULT_PREFIX + json.dumps(out), flush=True)
+
+
+# ---------------------------------------------------------------- the parent: build, run children, print
+
+
+def child(mode: str, root: str, follow: bool) -> dict[str, Any]:
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--child-root", root]
+    if not follow:
+        cmd.append("--skip-follow")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    results = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    if proc.returncode != 0 or not results:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise RuntimeError(f"the {mode} measurement failed (exit {proc.returncode})")
+    got: dict[str, Any] = json.loads(results[-1][len(RESULT_PREFIX) :])
+    return got
+
+
+def _verdict(ok: bool) -> str:
+    return "yes" if ok else "NO"
+
+
+def print_sessions(results: list[dict[str, Any]]) -> None:
+    print(
+        f"{'backend':10s} {'events':>8s} {'full index ms':>14s} {'<500':>5s} {'first view+raw ms':>18s} {'<300':>5s} "
+        f"{'peak RSS MiB':>13s} {'<300':>5s} {'first content ms':>17s} {'stall ms':>9s} {'follow ms':>10s} {'raw lines':>10s}"
+    )
+    held = 0
+    for r in results:
+        index, first, rss = r["timeline_full_index_s"], r["first_view_with_raw_s"], r["session_peak_rss_mb"]
+        oks = (index < TARGET_INDEX_S, first < TARGET_FIRST_VIEW_S, rss < TARGET_PEAK_RSS_MB)
+        held += sum(oks)
+        print(
+            f"{r['backend']:10s} {r['session_events']:8d} {index * 1000:14.0f} {_verdict(oks[0]):>5s} "
+            f"{first * 1000:18.0f} {_verdict(oks[1]):>5s} {rss:13.0f} {_verdict(oks[2]):>5s} "
+            f"{r['timeline_first_content_s'] * 1000:17.0f} {r['session_gui_stall_max_ms']:9.1f} "
+            f"{r.get('follow_append_ms', math.nan):10.0f} {r['raw_lines']:10d}"
+        )
+    print(f"targets held: {held}/{3 * len(results)}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sessions", type=int, default=DEFAULT_SESSIONS)
+    ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
+    ap.add_argument("--backend", action="append", choices=BACKENDS, help="only this backend's session (repeatable)")
+    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "sessionscope-bench"))
+    ap.add_argument("--skip-list", action="store_true")
+    ap.add_argument("--skip-session", action="store_true")
+    ap.add_argument("--skip-follow", action="store_true", help="skip the follow-an-append latency")
+    ap.add_argument("--quick", action="store_true", help=f"small sizes ({QUICK_SESSIONS} sessions, {QUICK_EVENTS} events)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--child-root", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        run_child(args.child, args.child_root, not args.skip_follow)
+        return
+    if args.quick:
+        args.sessions, args.events = QUICK_SESSIONS, QUICK_EVENTS
+    os.makedirs(args.workdir, exist_ok=True)
+    kinds = [k for k in BACKENDS if not args.backend or k in args.backend]
+    t = time.perf_counter()
+    many = os.path.join(args.workdir, f"many-{args.sessions}")
+    if not args.skip_list:
+        build_many(many, args.sessions)
+    roots = {} if args.skip_session else {kind: build_big(args.workdir, kind, args.events) for kind in kinds}
+    print(f"generate_roots_s {time.perf_counter() - t:.3f}")
+
+    if not args.skip_list:
+        for k, v in child("list", many, False).items():
+            print(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}")
+    if roots:
+        results = []
+        for kind, root in roots.items():
+            r = child(kind, root, not args.skip_follow)
+            for k, v in r.items():
+                print(f"{kind}.{k} {v:.3f}" if isinstance(v, float) else f"{kind}.{k} {v}", flush=True)
+            results.append(r)
+        print_sessions(results)
 
 
 if __name__ == "__main__":
