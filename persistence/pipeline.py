@@ -101,7 +101,7 @@ def _prepare_core(backend: StorageBackend, session_id: str, token: CancelToken, 
         events = normalize_events(session_id, stored.events, stored.raw_path, stored.location)
         closers = interrupted_turn_closers(events)
         validate_header(stored.meta, session_id)
-        validate_seed_events(events + closers if closers else events)
+        validate_seed_events(events + closers if closers else events, shapes_checked=len(events))
     except SessionFormatUnsupportedError:
         raise
     except (SessionPersistenceError, ValueError, TypeError, KeyError, AttributeError) as err:

@@ -81,8 +81,44 @@ def _column_error(row: Row) -> str | None:
     return None
 
 
+_NONE = type(None)
+_DATA_TYPES = frozenset({str, bytes})
+_SES_TYPES = frozenset({_NONE, bytes})
+_SOP_TYPES = frozenset({_NONE, str})
+_IGN_TYPES = frozenset({_NONE, int})
+_IGN_VALUES = frozenset({None, 0, 1})
+
+
+def _columns_plainly_valid(rows: Sequence[Row]) -> bool:
+    """Whether every row passes every column check, judged a column at a time in C (set/min/max).
+
+    A 202k-event session is ~8.5k rows; checking them row by row in Python cost ~13 ms per read.  Any
+    doubt returns False and the row-by-row pass below finds the first problem in upstream's order.
+    """
+    if not rows:
+        return True
+    seq, etype, time, data, ses, sop, ign = zip(*rows, strict=True)
+    return (
+        set(map(type, seq)) == _INT_ONLY
+        and min(seq) >= 0
+        and max(seq) <= MAX_SAFE_INTEGER
+        and set(map(type, etype)) == _STR_ONLY
+        and "" not in etype
+        and set(map(type, time)) == _INT_ONLY
+        and -MAX_SAFE_INTEGER <= min(time)
+        and max(time) <= MAX_SAFE_INTEGER
+        and set(map(type, data)) <= _DATA_TYPES
+        and set(map(type, ses)) <= _SES_TYPES
+        and set(map(type, sop)) <= _SOP_TYPES
+        and set(map(type, ign)) <= _IGN_TYPES
+        and set(ign) <= _IGN_VALUES
+    )
+
+
 def validate_event_rows(rows: Sequence[Row]) -> None:
     """Column checks for every fetched row; out-of-range integers win, as node:sqlite throws first."""
+    if _columns_plainly_valid(rows):
+        return
     for i, row in enumerate(rows):
         check_int_range(row)
         problem = _column_error(row)
@@ -165,9 +201,20 @@ def _packed_fields(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any)
     ):
         raise _bad(tag, f"{field} must contain {MIN_PACKED_ROW_MEMBERS}..{MAX_PACKED_ROW_MEMBERS} strings")
     dt = obj["dt"]
-    dt = _safe_ints(dt) if type(dt) is list else None
-    if dt is None:
+    if type(dt) is not list:
         raise _bad(tag, "dt must be an array of safe integers")
+    hi = lo = 0
+    if set(map(type, dt)) <= _INT_ONLY:  # the common case, checked in C: one max and one min per row
+        if dt:
+            hi, lo = max(dt), min(dt)
+            if hi > MAX_SAFE_INTEGER or lo < -MAX_SAFE_INTEGER:
+                raise _bad(tag, "dt must be an array of safe integers")
+    else:
+        dt = _safe_ints(dt)
+        if dt is None:
+            raise _bad(tag, "dt must be an array of safe integers")
+        if dt:
+            hi, lo = max(dt), min(dt)
     n = len(payload)
     if len(dt) != n - 1:
         raise _bad(tag, "dt length must match the member count")
@@ -176,7 +223,7 @@ def _packed_fields(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any)
     # Member times lie within time + k*min(dt) .. time + k*max(dt): when those bounds are safe, so is
     # every time, and the exact sums are left to whoever builds the members (chunk_rows.validate_row).
     if dt:
-        span, hi, lo = n - 1, max(dt), min(dt)
+        span = n - 1
         if not (-MAX_SAFE_INTEGER <= time + span * min(lo, 0) and time + span * max(hi, 0) <= MAX_SAFE_INTEGER):
             times = list(accumulate(dt, initial=time))
             if max(times) > MAX_SAFE_INTEGER or min(times) < -MAX_SAFE_INTEGER:
