@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from persistence.artifact import ArtifactInfo, RawBytes
 from persistence.errors import SessionAbortedError
 from persistence.listing import SESSION, ListedEntry
 from persistence.model.event_table import EventTable
+from persistence.model.header import SessionHeader
+from persistence.values import SessionPersistenceSnapshot
+
+T = TypeVar("T")
 
 
 class CancelToken:
@@ -188,6 +193,26 @@ class StorageBackend(ABC):
     @abstractmethod
     def list_snapshots(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
         """(header, revision) of the listable sessions in list order."""
+
+    def list_header_values(self, token: CancelToken, *, at_most: int | None = None) -> list[SessionHeader] | None:
+        """``list()``'s values: the listable headers, skipping one the engine cannot represent
+        (``SessionHeader.from_listing``).  A backend may build them faster (SQLite: straight from the
+        rows).  With ``at_most``, a backend that can tell cheaply returns None for a bigger store."""
+        return [h for h in map(SessionHeader.from_listing, self.list_headers(token)) if h is not None]
+
+    def list_snapshot_values(self, token: CancelToken, *, at_most: int | None = None) -> list[SessionPersistenceSnapshot] | None:
+        """``listSnapshots()``'s values (same skipping rule as ``list_header_values``; ``at_most`` likewise)."""
+        out = []
+        for meta, revision in self.list_snapshots(token):
+            header = SessionHeader.from_listing(meta)
+            if header is not None:
+                out.append(SessionPersistenceSnapshot(header, revision))
+        return out
+
+    def run_if_tiny(self, hook: Callable[..., T | None]) -> T | None:
+        """Run a listing hook on the calling thread (the event loop) when it is known to be tiny and
+        unable to wait on a lock; None: it did not run, so run it on a worker.  By default never."""
+        return None
 
     def list_entries(self, token: CancelToken) -> list[ListedEntry]:
         """Every session and every bad entry as one row (lenient); by default the snapshots, all good."""

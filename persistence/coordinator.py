@@ -407,9 +407,9 @@ class CoordinatedPersistence(SessionPersistence):
             raise SessionArgumentError(f"readTail minEvents must be a positive safe integer, got {js_string(min_events)}")
         live = self._live.get(session_id)
         if live is not None:
-            records = live.session.events.records()
-            start = tail_start(records, int(min_events))
-            return ReadFromResult(live.session.header, EventLog(builtins.list(records[start:])))
+            snapshot = live.session.events.record_table()  # the live table's current span: never expanded
+            start = tail_start(snapshot, int(min_events))
+            return ReadFromResult(live.session.header, EventLog(snapshot.between(start, len(snapshot))))
         async with self._lock(session_id):
             return await self._run(lambda t: read_tail_core(self._backend, session_id, int(min_events), t), signal)
 
@@ -422,18 +422,32 @@ class CoordinatedPersistence(SessionPersistence):
         (``verify``, the window) shows each skipped one as its own bad row.  What the spec makes a
         root-level error (foreign layout, duplicate ids, SQLite's all-or-nothing row check) still raises.
         """
-        metas = await self._run(self._backend.list_headers, signal)
-        return [h for h in map(SessionHeader.from_listing, metas) if h is not None]
+        headers = await self._listing(self._backend.list_header_values, signal)
+        assert headers is not None  # only a hook given ``at_most`` may decline
+        return headers
 
     async def list_snapshots(self, signal: AbortSignal | None = None) -> builtins.list[SessionPersistenceSnapshot]:
         """``list()`` with each session's opaque revision (same skipping rules)."""
-        rows = await self._run(self._backend.list_snapshots, signal)
-        out = []
-        for m, r in rows:
-            header = SessionHeader.from_listing(m)
-            if header is not None:
-                out.append(SessionPersistenceSnapshot(header, r))
-        return out
+        snapshots = await self._listing(self._backend.list_snapshot_values, signal)
+        assert snapshots is not None  # only a hook given ``at_most`` may decline
+        return snapshots
+
+    async def _listing(self, hook: Callable[[CancelToken], T], signal: AbortSignal | None) -> T:
+        """A backend hook that builds the listing's values itself (SQLite's ``list_header_values`` and
+        ``list_snapshot_values``: no header dicts, no ``from_listing`` per row).
+
+        First the backend's ``run_if_tiny(hook)`` may run it right here on the loop, when it can tell the
+        listing is tiny and can never wait on a lock (a one-session store lists in about 0.25 ms; the hop
+        to a worker thread alone costs about 0.085 ms); None means it did not, and the hook runs on a
+        worker thread like every other hook.  Nothing awaits inline, so the signal can only have been
+        aborted before: that raises its reason first, as ``_run`` does.
+        """
+        if signal is not None:
+            signal.throw_if_aborted()
+        result = self._backend.run_if_tiny(hook)
+        if result is not None:
+            return result
+        return await self._run(hook, signal)
 
     # ------------------------------------------------------------ what a viewer, verify and repair read
 

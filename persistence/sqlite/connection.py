@@ -53,8 +53,8 @@ class Database:
 
     # ------------------------------------------------------------ open
 
-    def _connect(self) -> sqlite3.Connection:
-        timeout = self.busy_timeout_ms / 1000
+    def _connect(self, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
+        timeout = (self.busy_timeout_ms if busy_timeout_ms is None else busy_timeout_ms) / 1000
         if self.read_only:
             # mode=ro honours a live -wal/-shm; "immutable" would not, and would show stale data.
             target = "file:" + urllib.parse.quote(self.path) + "?mode=ro"
@@ -64,12 +64,12 @@ class Database:
     def _retained(self, what: str, got: Any, want: str) -> SessionPersistenceError:
         return SessionPersistenceError(f'session database at "{self.path}" retained {what}={got}, expected {want}')
 
-    def _open(self) -> sqlite3.Connection:
-        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+    def _open(self, busy_timeout_ms: int) -> sqlite3.Connection:
+        deadline = time.monotonic() + busy_timeout_ms / 1000
         if not self.memory:
             for message in fsprep.prepare_file(self.path, read_only=self.read_only).warnings:
                 self._on_warning(message)
-        conn = self._connect()
+        conn = self._connect() if busy_timeout_ms == self.busy_timeout_ms else self._connect(busy_timeout_ms)
         try:
             conn.execute("PRAGMA trusted_schema = OFF")
             value = conn.execute("PRAGMA trusted_schema").fetchone()[0]
@@ -148,17 +148,55 @@ class Database:
         if self._failure is not None:
             raise self._failure  # a failed open stays failed for the life of the instance (§2)
         if self._conn is None:
-            try:
-                self._conn = self._open()
-            except sqlite3.Error as err:
-                self._failure = wrap_sqlite(err)
-                raise self._failure from err
-            except BaseException as err:
-                self._failure = err
-                raise
+            self._conn = self._first_open(self.busy_timeout_ms)
         elif self._pristine:
             self._recheck_pristine(self._conn)
         return self._conn
+
+    def _first_open(self, busy_timeout_ms: int, *, busy_is_final: bool = True) -> sqlite3.Connection:
+        """``_open`` with its failure memoized (§2); with ``busy_is_final=False`` SQLITE_BUSY is raised as it
+        came and not memoized (another connection held a lock: the caller may open again, waiting)."""
+        try:
+            return self._open(busy_timeout_ms)
+        except sqlite3.Error as err:
+            if not busy_is_final and is_busy(err):
+                raise
+            self._failure = wrap_sqlite(err)
+            raise self._failure from err
+        except BaseException as err:
+            self._failure = err
+            raise
+
+    @contextmanager
+    def without_waiting(self) -> Iterator[sqlite3.Connection | None]:
+        """The connection for a block that must never wait on another connection's lock; caller holds ``lock``.
+
+        Opened if needed, and used for the block, with a zero busy timeout: where a lock held elsewhere
+        would make a statement wait up to ``busy_timeout_ms`` it fails at once with SQLITE_BUSY instead.
+        None when even the open would have waited (that failure is not memoized: the caller does its work
+        the waiting way) and while a read-only store still looks at an empty file (its re-check reads).
+        Any other open failure is memoized and raised exactly as ``connection`` does.  The configured
+        busy timeout is back in force when the block ends.
+        """
+        if self._closed or self._failure is not None:
+            self.connection()  # raises what every other use raises
+        conn = self._conn
+        if conn is None:
+            try:
+                conn = self._conn = self._first_open(0, busy_is_final=False)
+            except sqlite3.Error:  # busy (any other failure was memoized and raised wrapped)
+                conn = None
+        elif self._pristine:
+            conn = None
+        else:
+            conn.execute("PRAGMA busy_timeout = 0")
+        if conn is None:
+            yield None
+            return
+        try:
+            yield conn
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
 
     def _recheck_pristine(self, conn: sqlite3.Connection) -> None:
         """Read-only only: a file that was empty at open may have been initialized by its writer since."""
@@ -174,6 +212,11 @@ class Database:
             self._failure = err
             raise
         self._pristine = False
+
+    @property
+    def opened(self) -> bool:
+        """Whether the connection is open (a first use has opened it and it is not closed)."""
+        return self._conn is not None
 
     @property
     def pristine(self) -> bool:

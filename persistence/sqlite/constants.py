@@ -51,6 +51,5 @@ DDL_SESSIONS = (
 CREATE_STATEMENTS = (DDL_PERSISTENCE_STATE, DDL_SESSIONS, DDL_EVENTS)
 
 SCHEMA_QUERY = "SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE name NOT GLOB 'sqlite_*' ORDER BY type, name"
-SCHEMA_COUNT_QUERY = "SELECT count(*) FROM sqlite_schema WHERE name NOT GLOB 'sqlite_*'"
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", re.IGNORECASE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+from collections.abc import Iterable
 from typing import Any
 
 _AT_FDCWD = -100
@@ -63,3 +64,9 @@ def memory_store_identity(store_id: str) -> str:
 def revision_token(store_identity: str, incarnation: str, revision: int) -> str:
     """A session's opaque revision: the store identity, its incarnation and revision counter."""
     return f"{store_identity}:incarnation:{incarnation}:revision:{revision}"
+
+
+def revision_tokens(store_identity: str, incarnations: Iterable[str], revisions: Iterable[int]) -> list[str]:
+    """``revision_token`` for many rows of one store (one f-string per row: a listing makes thousands)."""
+    head = f"{store_identity}:incarnation:"
+    return [f"{head}{incarnation}:revision:{revision}" for incarnation, revision in zip(incarnations, revisions, strict=True)]

@@ -4,15 +4,23 @@ The reader validates every column; one bad row makes list()/listSnapshots() reje
 whole, exactly like upstream.  A viewer that must show every other session uses the storage's
 lenient ``list_entries`` instead, where such a row is one ``ListedEntry`` with a ``problem``.
 The writer upserts the header but never touches ``incarnation``/``revision`` of an existing row.
+
+``read_listing`` is the fast reader behind ``list()``/``listSnapshots()``: it builds headers straight
+from the rows and checks whole columns at once with C-level primitives, and it falls back to
+``session_from_row`` row by row the moment anything looks off, so results and errors are exactly
+that function's.  Why: per-row validation plus an intermediate header dict cost about 4.7 us a row,
+three times SQLite's own fetch (a 10,000-session listing took 66 ms; upstream about 20 ms).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from persistence.errors import SessionStorageCorruptError
+from persistence.model.header import SessionHeader, frozen_from_columns, plain_headers, trusted_header
 from persistence.model.jsontext import MAX_SAFE_INTEGER
 from persistence.sqlite.constants import UUID_RE
 from persistence.sqlite.rows import check_int_range
@@ -70,6 +78,17 @@ def check_revision(incarnation: Any, revision: Any) -> None:
 
 def session_from_row(row: tuple[Any, ...]) -> SessionRow:
     """Validate a ``sessions`` row column by column and build its header."""
+    check_session_row(row)
+    meta: dict[str, Any] = {"version": row[1], "id": row[0], "createdAt": row[2]}
+    for key, index in _OPTIONAL:
+        value = row[index]
+        if value is not None:  # NULL columns are absent keys; delegationDepth 0 survives
+            meta[key] = value
+    return SessionRow(meta, row[9], row[10])
+
+
+def check_session_row(row: tuple[Any, ...]) -> None:
+    """Refuse a ``sessions`` row, column by column, with the first failing column's error."""
     check_int_range(row)
     sid, version, created_at, cwd, parent, seed_length, origin, depth, preset, incarnation, revision = row
     if type(sid) is not str or not sid:
@@ -94,12 +113,6 @@ def session_from_row(row: tuple[Any, ...]) -> SessionRow:
     if depth is not None and not _nonneg_int(depth):
         raise _bad("delegation_depth must be a non-negative safe integer or null")
     check_revision(incarnation, revision)
-    meta: dict[str, Any] = {"version": version, "id": sid, "createdAt": created_at}
-    for key, index in _OPTIONAL:
-        value = row[index]
-        if value is not None:  # NULL columns are absent keys; delegationDepth 0 survives
-            meta[key] = value
-    return SessionRow(meta, incarnation, revision)
 
 
 def _int(v: Any) -> Any:
@@ -119,4 +132,177 @@ def upsert_params(meta: dict[str, Any], incarnation: str) -> tuple[Any, ...]:
         _int(meta.get("delegationDepth")),
         meta.get("agentPreset"),
         incarnation,
+    )
+
+
+# ------------------------------------------------------------ the fast listing
+
+# Rows with a header field beyond cwd (a subagent's parent/origin/depth, a seed length, a preset) are
+# read whole; every other row needs only these six columns.  Python's sqlite3 pays about 0.07 us per
+# cell, so skipping the five NULL cells of a plain row saves a quarter of the fetch.
+CORE_COLUMNS = "version, id, created_at, cwd, incarnation, revision"  # header field order first
+SELECT_CORE_SESSIONS = f"SELECT {CORE_COLUMNS} FROM sessions ORDER BY rowid"
+SELECT_KEYED_CORE_SESSIONS = f"SELECT rowid, {CORE_COLUMNS} FROM sessions ORDER BY rowid"
+SELECT_RICH_SESSIONS = (
+    f"SELECT rowid, {SESSION_COLUMNS} FROM sessions WHERE parent_session IS NOT NULL OR seed_length IS NOT NULL "
+    "OR origin IS NOT NULL OR delegation_depth IS NOT NULL OR agent_preset IS NOT NULL ORDER BY rowid"
+)
+# At most this many rows make a listing "tiny": cheap enough to run on the caller's thread (the event
+# loop) instead of paying the hop to a worker thread (about 85 us, more than a one-session listing).
+# Read with ``exact_listing`` (about 3.5 us a row with the fetch), 64 rows stay near 0.25 ms; a bigger
+# store costs the loop one fetch of 65 rows (about 0.1 ms) before it goes to a worker.
+TINY_LISTING_ROWS = 64
+SELECT_FIRST_SESSIONS = f"{SELECT_ALL_SESSIONS} LIMIT ?"
+
+_UUID_CHARS = b"0123456789abcdefABCDEF-\n"  # hex digits, dashes and the record separator
+
+Fetch = Callable[[str], list[tuple[Any, ...]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """Every ``sessions`` row, validated: the headers in list order with each row's incarnation and revision."""
+
+    headers: list[SessionHeader]
+    incarnations: Sequence[str]
+    revisions: Sequence[int]
+
+
+def empty_listing() -> Listing:
+    """The listing of a store without sessions (a new list each time: callers own what they get)."""
+    return Listing([], (), ())
+
+
+def read_listing(fetch: Fetch) -> Listing:
+    """The listing ``session_from_row`` would give (same headers, same first error), read fast.
+
+    ``fetch`` runs one query; every call must see one snapshot (the caller holds a read transaction),
+    because the plain rows are told apart from the rich ones by a separate query.
+    """
+    rich = fetch(SELECT_RICH_SESSIONS)
+    if not rich:
+        # The fetched rows die here: only their columns live on while the headers are built (10,000
+        # fewer objects for the collector to walk meanwhile).
+        columns = _plain_columns(fetch(SELECT_CORE_SESSIONS))
+        if columns is not None:
+            return Listing(plain_headers(*columns[:4]), columns[4], columns[5])
+    else:
+        listing = _mixed_listing(fetch(SELECT_KEYED_CORE_SESSIONS), rich)
+        if listing is not None:
+            return listing
+    return exact_listing(fetch(SELECT_ALL_SESSIONS))
+
+
+def exact_listing(rows: list[tuple[Any, ...]]) -> Listing:
+    """``SELECT_ALL_SESSIONS`` rows checked one by one (``check_session_row``: what ``session_from_row``
+    raises for the first bad row), the headers built straight from the columns: for a few rows, and
+    whenever a column check fails."""
+    for r in rows:
+        check_session_row(r)
+    if not rows:
+        return empty_listing()
+    sid, version, created_at, cwd, parent, seed_length, origin, depth, preset, incarnations, revisions = zip(*rows, strict=True)
+    headers = frozen_from_columns(
+        SessionHeader,
+        {
+            "version": version,
+            "id": sid,
+            "created_at": created_at,
+            "cwd": cwd,
+            "parent_session": parent,
+            "seed_length": seed_length,
+            "origin": origin,
+            "delegation_depth": depth,
+            "agent_preset": preset,
+        },
+    )
+    return Listing(headers, incarnations, revisions)
+
+
+def _mixed_listing(core: list[tuple[Any, ...]], rich: list[tuple[Any, ...]]) -> Listing | None:
+    """Plain rows checked by column, rich rows one by one; None when any row fails (the exact path decides)."""
+    full = {r[0]: r[1:] for r in rich}
+    plain = [r[1:] for r in core if r[0] not in full]
+    columns = _plain_columns(plain)
+    if columns is None:
+        return None
+    built = iter(plain_headers(*columns[:4]))
+    headers: list[SessionHeader] = []
+    incarnations: list[str] = []
+    revisions: list[int] = []
+    for r in core:
+        row = full.get(r[0])
+        if row is None:
+            headers.append(next(built))
+        else:
+            try:
+                check_session_row(row)
+            except Exception:  # the exact path re-reads and raises the first bad row's error itself
+                return None
+            headers.append(trusted_header(row[1], row[0], row[2], row[3], row[4], row[5], row[6], row[7], row[8]))
+        incarnations.append(r[5])
+        revisions.append(r[6])
+    return Listing(headers, incarnations, revisions)
+
+
+def _plain_columns(rows: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...] | None:
+    """The columns of plain core rows when every row surely passes ``session_from_row``, else None.
+
+    Whole columns at a time (type sets, sum/min/max, one byte scan of all incarnations): about 0.3 us
+    a row against 2.4 us for the per-row checks.  It may refuse a valid store (then the exact path runs)
+    but never accepts a row ``session_from_row`` would refuse: each test below is that function's
+    test or a stricter one, for a row whose five optional columns other than cwd are NULL.
+    """
+    n = len(rows)
+    if n == 0:
+        return ((),) * 6
+    columns = tuple(zip(*rows, strict=True))
+    versions, ids, created, cwds, incarnations, revisions = columns
+    if set(map(type, ids)) != {str} or not all(ids):
+        return None  # id: a non-empty string
+    try:
+        for column, low in ((versions, -MAX_SAFE_INTEGER), (created, 0), (revisions, 0)):
+            # version: any safe integer; created_at, revision: non-negative safe integers (check_int_range
+            # too).  Only integers: sum() and min() raise TypeError on text, bytes or NULL among them,
+            # and a REAL makes the sum a float.
+            if type(sum(column)) is not int or min(column) < low or max(column) > MAX_SAFE_INTEGER:
+                return None
+    except TypeError:
+        return None
+    places = set(cwds)
+    places.discard(None)
+    if not set(map(type, places)) <= {str} or not all(map(os.path.isabs, places)):
+        return None  # cwd: NULL or an absolute path (each distinct value tested once)
+    if not _uuid_column(incarnations, n):
+        return None
+    return columns
+
+
+def _uuid_column(values: tuple[Any, ...], n: int) -> bool:
+    """Whether every value is a string ``UUID_RE`` accepts, tested on all of them at once.
+
+    ``UUID_RE``: 36 characters, hex digits in any case, dashes at 8/13/18/23, a version digit 1-8 at
+    14 and a variant 8/9/a/b at 19.  Joined by newlines into one ASCII byte string of 37-byte records,
+    each rule is one C-level scan: a stride slice per fixed position, ``translate`` for the classes.
+    """
+    if n == 0:
+        return True
+    try:
+        joined = "\n".join(values).encode("ascii")  # TypeError: a value that is not text
+    except (TypeError, UnicodeEncodeError):
+        return False
+    # Every value is 36 characters: the length is 37n - 1, and the n - 1 newlines (so none inside a
+    # value) are exactly the bytes at 36, 73, ...: the k-th value ends where the k-th record does.
+    if len(joined) != 37 * n - 1 or joined.count(b"\n") != n - 1 or joined[36::37] != b"\n" * (n - 1):
+        return False
+    dashes = b"-" * n
+    return (
+        not joined.translate(None, _UUID_CHARS)
+        and joined.count(b"-") == 4 * n  # so no dash outside the four fixed places
+        and joined[8::37] == dashes
+        and joined[13::37] == dashes
+        and joined[18::37] == dashes
+        and joined[23::37] == dashes
+        and not joined[14::37].translate(None, b"12345678")
+        and not joined[19::37].translate(None, b"89abAB")
     )

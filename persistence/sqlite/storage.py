@@ -13,10 +13,11 @@ import sqlite3
 import urllib.parse
 import uuid
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from persistence.artifact import SQLITE, ArtifactInfo, stat_artifact
-from persistence.backend import CancelToken, CutFacts, StorageBackend, StoredLog, TornMarker
+from persistence.backend import NEVER_CANCELLED, CancelToken, CutFacts, StorageBackend, StoredLog, TornMarker
 from persistence.errors import (
     SessionArgumentError,
     SessionConflictError,
@@ -24,6 +25,7 @@ from persistence.errors import (
     SessionStorageCorruptError,
 )
 from persistence.listing import BAD_ROW, SESSION, STATUS_CORRUPT, ListedEntry
+from persistence.model.header import SessionHeader, frozen_from_columns
 from persistence.model.jsontext import is_nonneg_safe_integer
 from persistence.model.repair import has_turn_start
 from persistence.sqlite import facts, fsprep
@@ -38,22 +40,36 @@ from persistence.sqlite.constants import (
     PACKED_TAGS,
     TAIL_PROBE_ROWS,
 )
-from persistence.sqlite.errors import RowDecodeError, wrap_sqlite
-from persistence.sqlite.identity import revision_token
+from persistence.sqlite.errors import RowDecodeError, is_busy, wrap_sqlite
+from persistence.sqlite.identity import revision_token, revision_tokens
 from persistence.sqlite.packing import EventRow, encode_batch, scalar_row
 from persistence.sqlite.rows import EVENT_COLUMNS, Row, decode_any_row, packed_last_seq, scan_rows, validate_event_rows
 from persistence.sqlite.sessions import (
     BUMP_REVISION,
     SELECT_ALL_SESSIONS,
+    SELECT_FIRST_SESSIONS,
     SELECT_REVISION,
     SELECT_SESSION,
+    TINY_LISTING_ROWS,
     UPSERT_SESSION,
+    Listing,
     SessionRow,
     check_revision,
+    empty_listing,
+    exact_listing,
+    read_listing,
     row_id_text,
     session_from_row,
     upsert_params,
 )
+from persistence.values import SessionPersistenceSnapshot
+
+T = TypeVar("T")
+
+# A -wal beside the file up to this many bytes may be opened on the event loop: the first connection
+# after a crash replays the whole log, so a bigger one (and a live writer's, which grows to about 4 MB
+# between SQLite's checkpoints every 1000 pages) is opened on a worker thread instead.
+INLINE_OPEN_MAX_WAL_BYTES = 1 << 20
 
 SELECT_MAX_SEQ = "SELECT max(seq) FROM events WHERE session_id = ?"
 SELECT_EVENTS = f"SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ? ORDER BY seq"
@@ -315,6 +331,98 @@ class SqliteStorage(StorageBackend):
     def list_snapshots(self, token: CancelToken) -> list[tuple[dict[str, Any], str]]:
         """(header, revision token) of every session row, in insertion order."""
         return [(s.meta, self._revision(s.incarnation, s.revision)) for s in self._list(token)]
+
+    def _listing(self, token: CancelToken, at_most: int | None) -> Listing | None:
+        """Every session row, validated (``read_listing``); with ``at_most``, None for a store with more rows."""
+        with self.db.lock:
+            conn = self._connect(token)
+            if self.db.pristine:
+                return empty_listing()
+            listing: Listing | None
+            if at_most is None:
+                with self.db.read() as snapshot:  # one snapshot: read_listing asks more than one query
+                    listing = read_listing(lambda sql: self.db.fetchall(snapshot, sql))
+            else:
+                try:  # one statement is one snapshot
+                    rows = self.db.fetchall(conn, SELECT_FIRST_SESSIONS, (at_most + 1,))
+                except sqlite3.Error as err:
+                    raise wrap_sqlite(err) from err
+                listing = exact_listing(rows) if len(rows) <= at_most else None
+        token.check()
+        return listing
+
+    def list_header_values(self, token: CancelToken, *, at_most: int | None = None) -> list[SessionHeader] | None:
+        """``list()``: the headers of ``list_headers`` (same values, same error), built straight from the rows.
+
+        A row validated here holds only integers, text and NULL, so none is unrepresentable: the
+        listing's skip rule (``SessionHeader.from_listing``) never applies to SQLite.  With ``at_most``:
+        None when the store has more rows than that (nothing else is read).
+        """
+        listing = self._listing(token, at_most)
+        return None if listing is None else listing.headers
+
+    def list_snapshot_values(self, token: CancelToken, *, at_most: int | None = None) -> list[SessionPersistenceSnapshot] | None:
+        """``listSnapshots()``: ``list_snapshots`` as values (same headers, revisions and error); ``at_most`` as above."""
+        listing = self._listing(token, at_most)
+        if listing is None:
+            return None
+        if not listing.headers:
+            return []
+        identity = self.db.store_identity
+        assert identity is not None
+        revisions = revision_tokens(identity, listing.incarnations, listing.revisions)
+        return frozen_from_columns(SessionPersistenceSnapshot, {"header": listing.headers, "revision": revisions})
+
+    def _opens_cheaply(self) -> bool:
+        """Whether opening this store reads a few pages and writes nothing (judged by two stats, before it).
+
+        Not when the file is missing or empty (the open initializes it: a durable commit, an fsync) nor
+        when a ``-wal`` larger than ``INLINE_OPEN_MAX_WAL_BYTES`` is beside it (a crashed writer's log
+        is replayed by the first connection, reading all of it).
+        """
+        if self.path == MEMORY_PATH:
+            return True
+        try:
+            if os.stat(self.path).st_size == 0:
+                return False
+        except OSError:
+            return False
+        try:
+            return os.stat(self.path + "-wal").st_size <= INLINE_OPEN_MAX_WAL_BYTES
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+
+    def run_if_tiny(self, hook: Callable[..., T | None]) -> T | None:
+        """Run a listing hook (``list_header_values``/``list_snapshot_values``) on the calling thread when
+        that cannot stall it; None: it did not run (run it on a worker).
+
+        Tiny means: no other thread is using this store's connection, the connection is open or opens
+        cheaply (``_opens_cheaply``), it opens and reads without waiting on another connection's lock
+        (``Database.without_waiting``), and ``sessions`` holds at most ``TINY_LISTING_ROWS`` rows.  The
+        caller (the event loop) then skips the hop to a worker thread, which costs more than a one-session
+        listing itself.  Any other failure is the hook's own, raised as a worker would raise it.  Nothing
+        else runs on the caller's thread meanwhile, so nothing can cancel the hook: its token never is.
+        """
+        if not self.db.lock.acquire(blocking=False):
+            return None  # a worker holds the connection: waiting for it would block the caller
+        try:
+            if self._path_failure is not None:
+                raise self._path_failure
+            if not self.db.opened and not self._opens_cheaply():
+                return None
+            with self.db.without_waiting() as conn:
+                if conn is None:
+                    return None
+                try:
+                    return hook(NEVER_CANCELLED, at_most=TINY_LISTING_ROWS)
+                except SessionPersistenceError as err:
+                    if is_busy(err):
+                        return None  # another connection held a lock: the worker waits for it
+                    raise
+        finally:
+            self.db.lock.release()
 
     # ------------------------------------------------------------ writes
 

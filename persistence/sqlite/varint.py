@@ -1,7 +1,14 @@
-"""``source_event_seqs`` codec: LEB128 first value, then ZigZag LEB128 deltas (spec §6.4) [compat]."""
+"""``source_event_seqs`` codec: LEB128 first value, then ZigZag LEB128 deltas (spec §6.4) [compat].
+
+The decoder has a fast path for the common shape, a run of +1 deltas (consecutive source seqs):
+each is the single byte 0x02, so a run is found by one C-level regex match and emitted as a
+``range``, instead of about 0.25 us of bytecode per value.  ``decode_seqs_plain`` is the one-value-
+at-a-time decoder the fast path must equal (output and errors alike; a property test holds them equal).
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from persistence.errors import SessionArgumentError
@@ -43,8 +50,65 @@ def encode_seqs(seqs: Any) -> bytes:
     return bytes(out)
 
 
+# A run of +1 deltas: ZigZag(+1) == 2, one canonical single-byte varint each.
+_PLUS_ONE = 2
+_PLUS_ONE_RUN = re.compile(b"\x02+")
+
+
 def decode_seqs(blob: bytes) -> list[int]:
     """The seq list a varint blob encodes (``sourceEventSeqs``); raises on a malformed blob."""
+    out: list[int] = []
+    n = len(blob)
+    pos = 0
+    prev = 0
+    while pos < n:
+        if out and blob[pos] == _PLUS_ONE:
+            end = pos + 1
+            if end < n and blob[end] == _PLUS_ONE:  # a run: worth the regex call (about 0.3 us)
+                run = _PLUS_ONE_RUN.match(blob, pos)
+                assert run is not None  # blob[pos] is 0x02
+                end = run.end()
+            last = prev + (end - pos)
+            if last > MAX_SAFE_INTEGER:
+                # The plain decoder fails at the first value past the limit, with this message.
+                raise RowDecodeError(_PREFIX + "decoded seq is out of range")
+            out.extend(range(prev + 1, last + 1))
+            prev = last
+            pos = end
+            continue
+        value = 0
+        shift = 0
+        start = pos
+        while True:
+            if pos >= n:
+                raise RowDecodeError(_PREFIX + "truncated varint")
+            byte = blob[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                if byte == 0 and pos - start > 1:
+                    raise RowDecodeError(_PREFIX + "non-canonical varint")
+                break
+            shift += 7
+            if shift > 56:
+                raise RowDecodeError(_PREFIX + "varint is out of range")
+        if not out:
+            if value > MAX_SAFE_INTEGER:
+                raise RowDecodeError(_PREFIX + "varint is out of range")
+            current = value
+        else:
+            if value > _MAX_DELTA:
+                raise RowDecodeError(_PREFIX + "varint is out of range")
+            current = prev + (value >> 1 if value & 1 == 0 else -((value + 1) >> 1))
+        if not 0 <= current <= MAX_SAFE_INTEGER:
+            raise RowDecodeError(_PREFIX + "decoded seq is out of range")
+        out.append(current)
+        prev = current
+    return out
+
+
+def decode_seqs_plain(blob: bytes) -> list[int]:
+    """``decode_seqs`` one varint at a time (the reference its fast path is tested against)."""
     out: list[int] = []
     n = len(blob)
     pos = 0
