@@ -1,0 +1,64 @@
+"""Full-text search over every session of a root: the Qt-free index, its queries and the ``search`` verb.
+
+What it holds, one concept per module:
+
+- ``location``  where a root's index file lives (the user's cache folder, never the session root)
+- ``db``        the index file: schema, opening with rebuild, the indexer's writes
+- ``extract``   what a person searches for in a log, as index rows (a packed run is one step)
+- ``damaged``   the decodable part of a log the engine refuses
+- ``indexer``   ``Indexer``: incremental, one session per step, cancellable between sessions
+- ``query``     the query language, FTS5/LIKE translation, filters, grouping, snippets (``Searcher``)
+- ``command``   the ``sessionscope search`` verb's logic (``search_store``, ``run_search``)
+
+Typical use (the window runs the indexer on a worker thread with its own store and event loop)::
+
+    indexer = Indexer(store)                     # opens or rebuilds the index; indexer.messages says which
+    report = await indexer.update(progress=cb)   # cb(IndexProgress): "Indexing 3,412 / 10,000 sessions"
+    result = indexer.searcher().search("order.ts", SearchFilters(kinds=frozenset({"tool-call"})))
+    result.summary()                             # "214 hits in 37 sessions"
+
+Import rule: the standard library, ``app.paths``, ``app.timeline`` and the public ``persistence``
+package; never Qt, never ``app.gui``, ``app.cli`` or ``app.actions``.
+"""
+
+from __future__ import annotations
+
+from app.search.command import SearchOutcome, run_search, search_store
+from app.search.db import SCHEMA_VERSION, fts_problem
+from app.search.extract import KINDS
+from app.search.indexer import IndexCancelled, Indexer, IndexProgress, IndexReport, IndexRun, entry_key, index_root, run_index
+from app.search.location import index_path
+from app.search.query import (
+    Hit,
+    Searcher,
+    SearchFilters,
+    SearchQueryError,
+    SearchResult,
+    SessionHits,
+    parse_query,
+)
+
+__all__ = [
+    "KINDS",
+    "SCHEMA_VERSION",
+    "Hit",
+    "IndexCancelled",
+    "IndexProgress",
+    "IndexReport",
+    "IndexRun",
+    "Indexer",
+    "SearchFilters",
+    "SearchOutcome",
+    "SearchQueryError",
+    "SearchResult",
+    "Searcher",
+    "SessionHits",
+    "entry_key",
+    "fts_problem",
+    "index_path",
+    "index_root",
+    "parse_query",
+    "run_index",
+    "run_search",
+    "search_store",
+]
