@@ -10,7 +10,7 @@ from __future__ import annotations
 from itertools import accumulate
 from typing import Any
 
-from persistence.model.jsontext import MAX_SAFE_INTEGER, is_nonneg_safe_integer, is_number, is_safe_integer
+from persistence.model.jsontext import MAX_SAFE_INTEGER, all_strings, is_nonneg_safe_integer, is_number, is_safe_integer
 from persistence.model.packed_run import PackedRun
 
 MIN_RUN = 3  # chunk events: a shorter run stays verbatim (jsonl-backend §0 "Packed-run minimum")
@@ -25,7 +25,6 @@ _TOOL_KEYS = frozenset({"type", "index", "id", "argumentsDelta"})
 _TOOL_KEYS_NAMED = frozenset({"type", "index", "id", "name", "argumentsDelta"})
 _ROW_KEYS = frozenset({"type", "seq0", "time0", "data"})
 _INT_ONLY = frozenset({int})
-_STR_ONLY = {str}
 _TOOL_ROW_KEYS = frozenset({"turn", "step", "index", "id", "name", "dt", "args"})
 _TOOL_ROW_KEYS_NO_NAME = frozenset({"turn", "step", "index", "id", "dt", "args"})
 _TEXT_ROW_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
@@ -183,7 +182,7 @@ def validate_row(row: dict[str, Any]) -> PackedRun:
         raise _bad(tag, "turn/step/index must be numbers")
     payload_key = "args" if is_tool else "texts"
     payload = data[payload_key]
-    if type(payload) is not list or not payload or set(map(type, payload)) != _STR_ONLY:
+    if type(payload) is not list or not payload or not all_strings(payload):
         raise _bad(tag, f"{payload_key} must be a non-empty string array")
     dt = data["dt"]
     if type(dt) is not list:

@@ -475,6 +475,16 @@ _DIGIT_MASK = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _SIXTEEN_DIGITS = b"0" * 16
 
 
+def all_strings(values: list[Any]) -> bool:
+    """Whether every item is a ``str`` (``str.join`` accepts exactly strings, and runs in C: 0.28 us
+    for a 69-member chunk row against 1.26 us for ``set(map(type, ...))``)."""
+    try:
+        "".join(values)
+    except TypeError:
+        return False
+    return True
+
+
 def has_big_digits(buffer: bytes) -> bool:
     """Whether ``buffer`` holds a run of 16+ digits: the only text in which orjson can read an
     integer that JS would round (2**53 has 16 digits).  One scan per buffer instead of per line."""

@@ -18,7 +18,7 @@ import orjson
 
 from persistence.errors import SessionStorageCorruptError
 from persistence.model.event_table import EventTable
-from persistence.model.jsontext import MAX_SAFE_INTEGER, JsonTextError, js_loads
+from persistence.model.jsontext import MAX_SAFE_INTEGER, JsonTextError, all_strings, js_loads
 from persistence.model.packed_run import PackedRun
 from persistence.sqlite.constants import (
     MAX_PACKED_ROW_MEMBERS,
@@ -197,7 +197,7 @@ def _packed_fields(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any)
     if (
         type(payload) is not list
         or not MIN_PACKED_ROW_MEMBERS <= len(payload) <= MAX_PACKED_ROW_MEMBERS
-        or set(map(type, payload)) != _STR_ONLY
+        or not all_strings(payload)
     ):
         raise _bad(tag, f"{field} must contain {MIN_PACKED_ROW_MEMBERS}..{MAX_PACKED_ROW_MEMBERS} strings")
     dt = obj["dt"]
