@@ -58,14 +58,19 @@ class PackedRun:
         """The seq of the run's last member."""
         return self.seq0 + len(self.payload) - 1
 
+    def _chunk_head(self) -> tuple[dict[str, Any], str]:
+        """The chunk keys every member shares, in upstream's order, and the key of its payload."""
+        if self.kind != TOOL_KIND:
+            return {"type": self.kind, "index": self.index}, "text"
+        if self.name is None:
+            return {"type": self.kind, "index": self.index, "id": self.call_id}, "argumentsDelta"
+        return {"type": self.kind, "index": self.index, "id": self.call_id, "name": self.name}, "argumentsDelta"
+
     def chunk(self, k: int) -> dict[str, Any]:
         """Member ``k``'s ``data.chunk`` object (fresh), keys in upstream's order."""
-        p = self.payload[k]
-        if self.kind != TOOL_KIND:
-            return {"type": self.kind, "index": self.index, "text": p}
-        if self.name is None:
-            return {"type": self.kind, "index": self.index, "id": self.call_id, "argumentsDelta": p}
-        return {"type": self.kind, "index": self.index, "id": self.call_id, "name": self.name, "argumentsDelta": p}
+        head, key = self._chunk_head()
+        head[key] = self.payload[k]
+        return head
 
     def member(self, k: int) -> dict[str, Any]:
         """Member ``k`` (0-based, negative counts from the end) as a fresh event record."""
@@ -83,45 +88,13 @@ class PackedRun:
 
     def members(self) -> list[dict[str, Any]]:
         """Every member as fresh event records (one comprehension: the eager path's hot loop)."""
-        kind, turn, step, index = self.kind, self.turn, self.step, self.index
+        turn, step = self.turn, self.step
+        head, key = self._chunk_head()
         seqs = range(self.seq0, self.seq0 + len(self.payload))
-        if kind != TOOL_KIND:
-            return [
-                {
-                    "type": CHUNK_TYPE,
-                    "seq": s,
-                    "time": tm,
-                    "data": {"turn": turn, "step": step, "chunk": {"type": kind, "index": index, "text": p}},
-                }
-                for s, tm, p in zip(seqs, accumulate(self.dt, initial=self.time0), self.payload, strict=True)
-            ]
-        cid, name = self.call_id, self.name
-        if name is None:
-            return [
-                {
-                    "type": CHUNK_TYPE,
-                    "seq": s,
-                    "time": tm,
-                    "data": {
-                        "turn": turn,
-                        "step": step,
-                        "chunk": {"type": kind, "index": index, "id": cid, "argumentsDelta": p},
-                    },
-                }
-                for s, tm, p in zip(seqs, accumulate(self.dt, initial=self.time0), self.payload, strict=True)
-            ]
+        times = accumulate(self.dt, initial=self.time0)
         return [
-            {
-                "type": CHUNK_TYPE,
-                "seq": s,
-                "time": tm,
-                "data": {
-                    "turn": turn,
-                    "step": step,
-                    "chunk": {"type": kind, "index": index, "id": cid, "name": name, "argumentsDelta": p},
-                },
-            }
-            for s, tm, p in zip(seqs, accumulate(self.dt, initial=self.time0), self.payload, strict=True)
+            {"type": CHUNK_TYPE, "seq": s, "time": tm, "data": {"turn": turn, "step": step, "chunk": {**head, key: p}}}
+            for s, tm, p in zip(seqs, times, self.payload, strict=True)
         ]
 
     def sub(self, lo: int, hi: int) -> PackedRun:

@@ -57,12 +57,21 @@ _PLUS_ONE_RUN = re.compile(b"\x02+")
 
 def decode_seqs(blob: bytes) -> list[int]:
     """The seq list a varint blob encodes (``sourceEventSeqs``); raises on a malformed blob."""
+    return _decode(blob, True)
+
+
+def decode_seqs_plain(blob: bytes) -> list[int]:
+    """``decode_seqs`` one varint at a time (the reference its fast path is tested against)."""
+    return _decode(blob, False)
+
+
+def _decode(blob: bytes, fast: bool) -> list[int]:
     out: list[int] = []
     n = len(blob)
     pos = 0
     prev = 0
     while pos < n:
-        if out and blob[pos] == _PLUS_ONE:
+        if fast and out and blob[pos] == _PLUS_ONE:
             end = pos + 1
             if end < n and blob[end] == _PLUS_ONE:  # a run: worth the regex call (about 0.3 us)
                 run = _PLUS_ONE_RUN.match(blob, pos)
@@ -76,44 +85,6 @@ def decode_seqs(blob: bytes) -> list[int]:
             prev = last
             pos = end
             continue
-        value = 0
-        shift = 0
-        start = pos
-        while True:
-            if pos >= n:
-                raise RowDecodeError(_PREFIX + "truncated varint")
-            byte = blob[pos]
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                if byte == 0 and pos - start > 1:
-                    raise RowDecodeError(_PREFIX + "non-canonical varint")
-                break
-            shift += 7
-            if shift > 56:
-                raise RowDecodeError(_PREFIX + "varint is out of range")
-        if not out:
-            if value > MAX_SAFE_INTEGER:
-                raise RowDecodeError(_PREFIX + "varint is out of range")
-            current = value
-        else:
-            if value > _MAX_DELTA:
-                raise RowDecodeError(_PREFIX + "varint is out of range")
-            current = prev + (value >> 1 if value & 1 == 0 else -((value + 1) >> 1))
-        if not 0 <= current <= MAX_SAFE_INTEGER:
-            raise RowDecodeError(_PREFIX + "decoded seq is out of range")
-        out.append(current)
-        prev = current
-    return out
-
-
-def decode_seqs_plain(blob: bytes) -> list[int]:
-    """``decode_seqs`` one varint at a time (the reference its fast path is tested against)."""
-    out: list[int] = []
-    n = len(blob)
-    pos = 0
-    prev = 0
-    while pos < n:
         value = 0
         shift = 0
         start = pos
