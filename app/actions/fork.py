@@ -1,8 +1,15 @@
 """Fork after a completed turn: a new session in the same root whose seed is the parent's prefix.
 
-Both front ends call the same pair: ``plan_fork`` (reads only: which turn, which boundary) and
-``execute_fork`` (writes the child, never the parent).  ``fork_after_turn`` is the two back to back
-and returns the command line's JSON.  May import the standard library and the engine.
+Both front ends call the same pair: ``plan_fork`` (reads only: which turn, which boundary, the
+parent's title) and ``execute_fork`` (writes the child, never the parent).  ``fork_after_turn`` is
+the two back to back and returns the command line's JSON.
+
+A fork may get a title of its own (issue 14: the fork dialog's name field, default ``fork_title``):
+it is appended to the *new* session as a ``session/title`` event with source ``{kind: "user"}`` (an
+explicit name pins the title, event-catalog.json), after the seed and its end marker, so the seed
+stays the parent's prefix byte for byte and the parent is never written.
+
+May import the standard library, ``app.timeline.title`` (the parent's title) and the engine.
 """
 
 from __future__ import annotations
@@ -11,7 +18,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from persistence import CoordinatedPersistence, EventTable, SessionLocation, SessionPersistenceError, SessionStore
+from app.timeline.title import latest_title
+from persistence import (
+    CoordinatedPersistence,
+    EventTable,
+    SessionArgumentError,
+    SessionLocation,
+    SessionPersistenceError,
+    SessionStore,
+)
+
+UNTITLED = "Untitled session"  # what a fork title names a parent that has no title
+
+
+def fork_title(parent_title: str | None, turn: int) -> str:
+    """The default title of a fork: ``<parent title> (fork after turn N)``."""
+    base = normalize_title(parent_title or "") or UNTITLED
+    return f"{base} (fork after turn {turn})"
+
+
+def normalize_title(title: str) -> str:
+    """A title as it is stored: whitespace runs (newlines included) become one space, ends trimmed."""
+    return " ".join(title.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +47,12 @@ class ForkPlan:
     session_id: str
     turn: int  # the completed turn the child starts after
     boundary: int  # seq of that turn's stored ``turn/end``: the last event of the seed
+    parent_title: str | None = None  # the parent's title (latest ``session/title``), None when it has none
+
+    @property
+    def default_title(self) -> str:
+        """The fork dialog's default name: ``<parent title> (fork after turn N)``."""
+        return fork_title(self.parent_title, self.turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,15 +60,16 @@ class ForkResult:
     parent_id: str
     after_turn: int
     header: dict[str, Any]  # the child's header as JSON
-    events: int  # events the child holds (its seed plus ``session/end-seed``)
+    events: int  # events the child holds (its seed plus ``session/end-seed``, plus its title event)
     location: SessionLocation | None  # where the child's artifact lives (None: the store cannot say)
+    title: str | None = None  # the title written into the child (None: none was asked for)
 
     @property
     def child_id(self) -> str:
         return str(self.header["id"])
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.header["id"],
             "parentSession": self.parent_id,
             "afterTurn": self.after_turn,
@@ -42,6 +77,9 @@ class ForkResult:
             "events": self.events,
             "header": self.header,
         }
+        if self.title is not None:  # only a titled fork says so: an untitled fork's JSON is unchanged
+            out["title"] = self.title
+        return out
 
 
 def completed_turn_boundaries(events: Sequence[dict[str, Any]]) -> dict[int, int]:
@@ -79,26 +117,38 @@ async def plan_fork(store: CoordinatedPersistence, session_id: str, turn: int | 
         raise SessionPersistenceError(
             f'session "{session_id}" has no completed turn {turn} (completed: {", ".join(map(str, sorted(boundaries)))})'
         )
-    return ForkPlan(session_id, turn, boundaries[turn])
+    return ForkPlan(session_id, turn, boundaries[turn], latest_title(records))
 
 
-async def execute_fork(store: CoordinatedPersistence, plan: ForkPlan, new_id: str | None = None) -> ForkResult:
+async def execute_fork(
+    store: CoordinatedPersistence, plan: ForkPlan, new_id: str | None = None, title: str | None = None
+) -> ForkResult:
     """Write the child (id ``new_id``, default a new uuid4) seeded with the parent's log through the plan's
-    boundary.  The parent's log is never written."""
+    boundary, titled ``title`` when one is given (a ``session/title`` event in the child only).  The
+    parent's log is never written.  A title that is blank once normalized is refused before anything is written."""
+    name: str | None = None
+    if title is not None:
+        name = normalize_title(title)
+        if not name:
+            raise SessionArgumentError("a fork title must not be empty")
     sessions = SessionStore(store)
     try:
         child = await sessions.fork(plan.session_id, boundary=plan.boundary, new_id=new_id)
+        if name is not None:
+            # After the seed's end marker: the child's own first event.  messageSeqs [] and source user:
+            # an explicit rename (event-catalog.json), which the harness keeps instead of regenerating.
+            child.append("session/title", {"title": name, "messageSeqs": [], "source": {"kind": "user"}})
         await sessions.flush(child.id)
         header = child.header.to_json()
         count = child.seq
     finally:
         await sessions.close()
-    return ForkResult(plan.session_id, plan.turn, header, count, store.locate(header))
+    return ForkResult(plan.session_id, plan.turn, header, count, store.locate(header), name)
 
 
 async def fork_after_turn(
-    store: CoordinatedPersistence, session_id: str, turn: int | None, new_id: str | None = None
+    store: CoordinatedPersistence, session_id: str, turn: int | None, new_id: str | None = None, title: str | None = None
 ) -> dict[str, Any]:
     """Fork after turn ``turn`` (None: the last completed turn); the command line's JSON of the child."""
     plan = await plan_fork(store, session_id, turn)
-    return (await execute_fork(store, plan, new_id)).to_json()
+    return (await execute_fork(store, plan, new_id, title)).to_json()

@@ -1,0 +1,615 @@
+"""Per-session summaries of a root, kept by revision in the user's cache folder: what the dashboard reads.
+
+Why a cache: a root's totals need every session's statistics, and folding 10,000 logs takes minutes;
+the dashboard must open in under a second once they are computed.  So each session's summary (its
+``SessionStats`` in a few columns, plus its per-turn, per-tool and per-model rows) is stored with the
+revision it was computed from, and an update re-reads only the sessions whose revision changed.  The
+aggregations (``app.insight.dashboard``) are then SQL over these tables.
+
+Where: ``<cache>/insight/<root key>.sqlite``, the key being the search index's (``app.search.location``:
+the backend kind and real path of the root), never inside the root.  It is a cache: a file that is
+not a database, from another schema or fold version, or of another root is replaced by an empty one
+(``messages`` says so); a folder that cannot be written keeps the cache in memory.
+
+Consistency: each session is replaced in one transaction together with its revision, so a cancelled
+or killed update leaves every session either at its old summary or at its new one.  A session the
+engine reports ``busy`` (a locked SQLite store) is skipped and retried by the next update.  Reads
+never write the session (``view`` only).
+
+Threading: like the search indexer, a cache and its store belong to one thread and event loop (a
+worker thread in the window); ``reader()`` opens a connection of its own for another thread.
+
+May import: the standard library, ``app.insight``'s own modules, ``app.timeline``, ``app.paths``,
+``app.search.location`` / ``app.search.db`` (the root key and text cleaning) and the public ``persistence``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import orjson
+
+from app.insight.stats import SessionStats, Tokens, fold_stats
+from app.paths import cache_dir
+from app.search.db import clean_text
+from app.search.location import index_key, inside_root, root_identity
+from persistence import CoordinatedPersistence, ListedEntry, SessionHeader, SessionPersistenceError, SessionView
+
+CACHE_DIR_NAME = "insight"  # below the user's cache folder
+CACHE_SUFFIX = ".sqlite"
+SCHEMA_VERSION = 1  # PRAGMA user_version of the cache file; another value means "rebuild"
+# Bump when what the fold counts changes: every cached summary is then recomputed (stored in ``meta``).
+FOLD_VERSION = 1
+BUSY_TIMEOUT_MS = 5000  # the window and the command line may share the file: wait this long for the writer
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE sessions(
+    session_id TEXT PRIMARY KEY,
+    revision TEXT,
+    status TEXT NOT NULL,
+    reason TEXT,
+    title TEXT,
+    project TEXT,
+    created_ms INTEGER,
+    first_ms INTEGER,
+    last_ms INTEGER,
+    events INTEGER NOT NULL DEFAULT 0,
+    turns INTEGER NOT NULL DEFAULT 0,
+    steps INTEGER NOT NULL DEFAULT 0,
+    model_calls INTEGER NOT NULL DEFAULT 0,
+    retries INTEGER NOT NULL DEFAULT 0,
+    tool_calls INTEGER NOT NULL DEFAULT 0,
+    tool_errors INTEGER NOT NULL DEFAULT 0,
+    input INTEGER NOT NULL DEFAULT 0,
+    output INTEGER NOT NULL DEFAULT 0,
+    cache_read INTEGER NOT NULL DEFAULT 0,
+    cache_write INTEGER NOT NULL DEFAULT 0,
+    reasoning INTEGER NOT NULL DEFAULT 0,
+    active_ms INTEGER NOT NULL DEFAULT 0,
+    span_ms INTEGER NOT NULL DEFAULT 0,
+    compactions INTEGER NOT NULL DEFAULT 0,
+    parent TEXT,
+    origin TEXT,
+    delegation_depth INTEGER,
+    seed_length INTEGER,
+    fork_turn INTEGER,
+    summary TEXT NOT NULL
+);
+CREATE INDEX sessions_created ON sessions(created_ms);
+CREATE TABLE turns(
+    session_id TEXT NOT NULL,
+    slot INTEGER NOT NULL,
+    start_ms INTEGER,
+    duration_ms INTEGER NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    PRIMARY KEY(session_id, slot)
+) WITHOUT ROWID;
+CREATE TABLE tools(
+    session_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    calls INTEGER NOT NULL,
+    errors INTEGER NOT NULL,
+    PRIMARY KEY(session_id, name)
+) WITHOUT ROWID;
+CREATE TABLE models(
+    session_id TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    calls INTEGER NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    PRIMARY KEY(session_id, provider, model)
+) WITHOUT ROWID;
+"""
+
+SESSION_COLUMNS = (
+    "session_id",
+    "revision",
+    "status",
+    "reason",
+    "title",
+    "project",
+    "created_ms",
+    "first_ms",
+    "last_ms",
+    "events",
+    "turns",
+    "steps",
+    "model_calls",
+    "retries",
+    "tool_calls",
+    "tool_errors",
+    "input",
+    "output",
+    "cache_read",
+    "cache_write",
+    "reasoning",
+    "active_ms",
+    "span_ms",
+    "compactions",
+    "parent",
+    "origin",
+    "delegation_depth",
+    "seed_length",
+    "fork_turn",
+)
+
+
+_INSERT_SESSION = (
+    f"INSERT INTO sessions({', '.join(SESSION_COLUMNS)}, summary) VALUES ({', '.join('?' * (len(SESSION_COLUMNS) + 1))})"
+)
+
+
+def cache_path(root: str, kind: str, cache: str | None = None) -> str:
+    """The cache file of ``root`` (a JSONL root directory or a SQLite store file) below the cache folder."""
+    base = os.path.join(cache if cache is not None else cache_dir(), CACHE_DIR_NAME)
+    return os.path.join(base, f"{index_key(root, kind)}{CACHE_SUFFIX}")
+
+
+def _int_or_none(v: Any) -> int | None:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One session's cached numbers (a row of ``sessions``): everything the dashboard and lineage read."""
+
+    session_id: str
+    revision: str | None
+    status: str
+    reason: str | None
+    title: str | None
+    project: str | None  # the header's cwd
+    created_ms: int | None
+    first_ms: int | None
+    last_ms: int | None
+    events: int
+    turns: int
+    steps: int
+    model_calls: int
+    retries: int
+    tool_calls: int
+    tool_errors: int
+    tokens: Tokens
+    active_ms: int
+    span_ms: int
+    compactions: int
+    parent: str | None
+    origin: str | None
+    delegation_depth: int | None
+    seed_length: int | None
+    fork_turn: int | None
+
+    @property
+    def start_ms(self) -> int | None:
+        """When the session began: its header's ``createdAt``, else its first event."""
+        return self.created_ms if self.created_ms is not None else self.first_ms
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON-able summary record (keyed by ``revision``)."""
+        return {
+            "id": self.session_id,
+            "revision": self.revision,
+            "status": self.status,
+            "reason": self.reason,
+            "title": self.title,
+            "project": self.project,
+            "createdAt": self.created_ms,
+            "firstTime": self.first_ms,
+            "lastTime": self.last_ms,
+            "events": self.events,
+            "turns": self.turns,
+            "steps": self.steps,
+            "modelCalls": self.model_calls,
+            "retries": self.retries,
+            "toolCalls": self.tool_calls,
+            "toolErrors": self.tool_errors,
+            "tokens": self.tokens.to_json(),
+            "activeMs": self.active_ms,
+            "spanMs": self.span_ms,
+            "compactions": self.compactions,
+            "parentSession": self.parent,
+            "origin": self.origin,
+            "delegationDepth": self.delegation_depth,
+            "seedLength": self.seed_length,
+            "forkTurn": self.fork_turn,
+        }
+
+    def row(self) -> tuple[Any, ...]:
+        t = self.tokens
+        return (
+            clean_text(self.session_id),
+            self.revision,
+            self.status,
+            None if self.reason is None else clean_text(self.reason),
+            None if self.title is None else clean_text(self.title),
+            None if self.project is None else clean_text(self.project),
+            self.created_ms,
+            self.first_ms,
+            self.last_ms,
+            self.events,
+            self.turns,
+            self.steps,
+            self.model_calls,
+            self.retries,
+            self.tool_calls,
+            self.tool_errors,
+            t.input,
+            t.output,
+            t.cache_read,
+            t.cache_write,
+            t.reasoning,
+            self.active_ms,
+            self.span_ms,
+            self.compactions,
+            None if self.parent is None else clean_text(self.parent),
+            self.origin,
+            self.delegation_depth,
+            self.seed_length,
+            self.fork_turn,
+        )
+
+    @classmethod
+    def from_row(cls, r: Sequence[Any]) -> SessionSummary:
+        return cls(
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15],
+            Tokens(r[16], r[17], r[18], r[19], r[20]),
+            r[21], r[22], r[23], r[24], r[25], r[26], r[27], r[28],
+        )  # fmt: skip
+
+
+def summarize(view: SessionView) -> tuple[SessionSummary, SessionStats | None]:
+    """A session's summary from one engine read (``view``): its stats when the log is readable (stored
+    events only; the in-memory crash closers are not the session's work), else zeros and the verdict."""
+    header: SessionHeader | None = view.header
+    seed = _int_or_none(header.seed_length) if header is not None else None
+    stats = fold_stats(view.stored, seed_length=seed) if view.readable else None
+    return summary_of(view.session_id, view.revision, view.status, view.reason, header, stats), stats
+
+
+def summary_of(
+    session_id: str,
+    revision: str | None,
+    status: str,
+    reason: str | None,
+    header: SessionHeader | None,
+    stats: SessionStats | None,
+) -> SessionSummary:
+    """The cached row of a session from its header and folded stats (None: unreadable, all zeros)."""
+    h = header
+    return SessionSummary(
+        session_id=session_id,
+        revision=revision,
+        status=status,
+        reason=reason,
+        title=stats.title if stats is not None else None,
+        project=h.cwd if h is not None and isinstance(h.cwd, str) else None,
+        created_ms=_int_or_none(h.created_at) if h is not None else None,
+        first_ms=stats.first_time if stats is not None else None,
+        last_ms=stats.last_time if stats is not None else None,
+        events=stats.events if stats is not None else 0,
+        turns=stats.turns if stats is not None else 0,
+        steps=stats.steps if stats is not None else 0,
+        model_calls=stats.model_calls if stats is not None else 0,
+        retries=stats.retries if stats is not None else 0,
+        tool_calls=stats.tool_calls if stats is not None else 0,
+        tool_errors=stats.tool_errors if stats is not None else 0,
+        tokens=stats.tokens if stats is not None else Tokens(),
+        active_ms=stats.active_ms if stats is not None else 0,
+        span_ms=stats.span_ms if stats is not None else 0,
+        compactions=stats.compactions if stats is not None else 0,
+        parent=h.parent_session if h is not None and isinstance(h.parent_session, str) else None,
+        origin=h.origin if h is not None and isinstance(h.origin, str) else None,
+        delegation_depth=_int_or_none(h.delegation_depth) if h is not None else None,
+        seed_length=_int_or_none(h.seed_length) if h is not None else None,
+        fork_turn=stats.fork_turn if stats is not None else None,
+    )
+
+
+def _entry_summary(entry: ListedEntry, status: str, reason: str | None) -> SessionSummary:
+    """A summary from a listing row alone (the log could not be read): header fields and the verdict."""
+    meta = entry.meta or {}
+    return SessionSummary(
+        entry.session_id, entry.revision, status, reason, None,
+        meta.get("cwd") if isinstance(meta.get("cwd"), str) else None,
+        _int_or_none(meta.get("createdAt")), None, None, 0, 0, 0, 0, 0, 0, 0, Tokens(), 0, 0, 0,
+        meta.get("parentSession") if isinstance(meta.get("parentSession"), str) else None,
+        meta.get("origin") if isinstance(meta.get("origin"), str) else None,
+        _int_or_none(meta.get("delegationDepth")), _int_or_none(meta.get("seedLength")), None,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class CacheProgress:
+    """Where an update is: ``done`` of ``total`` sessions needing work."""
+
+    done: int
+    total: int
+    session_id: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"Computing statistics {self.done:,} / {self.total:,} sessions"
+
+
+@dataclass(frozen=True, slots=True)
+class CacheReport:
+    """What one update did."""
+
+    listed: int
+    computed: int
+    unchanged: int
+    removed: int
+    skipped: int  # busy or failed now: retried by the next update
+    seconds: float
+    cancelled: bool
+
+
+class InsightCache:
+    """The per-session summaries of one store's root (see the module docstring for the contract)."""
+
+    def __init__(
+        self,
+        store: CoordinatedPersistence,
+        *,
+        cache_file: str | None = None,
+        cache_dir: str | None = None,
+        in_memory: bool = False,
+    ) -> None:
+        self.store = store
+        self.identity = root_identity(store.root_path, store.kind)
+        self.messages: list[str] = []
+        path = None if in_memory else (cache_file or cache_path(store.root_path, store.kind, cache_dir))
+        if path is not None and inside_root(path, store.root_path, store.kind):
+            self.messages.append(
+                f"the cache folder {os.path.dirname(path)} is inside the session root; statistics are kept in memory"
+            )
+            path = None
+        self.path, self.conn = self._open(path)
+        self._cancel = threading.Event()
+
+    # ------------------------------------------------------------ opening
+
+    def _open(self, path: str | None) -> tuple[str | None, sqlite3.Connection]:
+        if path is not None:
+            try:
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                why = self._unusable(path) if os.path.exists(path) else None
+                if why is not None:
+                    self.messages.append(f"the statistics cache {path} {why}; rebuilding it")
+                    for suffix in ("", "-wal", "-shm", "-journal"):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.remove(path + suffix)
+                conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")  # a cache: a lost commit costs a recomputation
+                if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
+                    self._create(conn)
+                return path, conn
+            except (OSError, sqlite3.Error) as err:
+                self.messages.append(f"cannot write the statistics cache {path} ({err}); it is kept in memory")
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._create(conn)
+        return None, conn
+
+    def _unusable(self, path: str) -> str | None:
+        try:
+            conn = sqlite3.connect(path, isolation_level=None)
+        except sqlite3.Error as err:
+            return f"cannot be opened ({err})"
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                return f"has schema version {version} (this SessionScope writes {SCHEMA_VERSION})"
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            if meta.get("root") != clean_text(self.identity):
+                return "belongs to another root"
+            if meta.get("fold") != str(FOLD_VERSION):
+                return f"was computed by fold version {meta.get('fold')} (this SessionScope computes {FOLD_VERSION})"
+            conn.execute("SELECT count(*) FROM sessions").fetchone()
+        except sqlite3.Error as err:
+            return f"is unreadable ({err})"
+        finally:
+            conn.close()
+        return None
+
+    def _create(self, conn: sqlite3.Connection) -> None:
+        conn.executescript(_SCHEMA)
+        conn.executemany(
+            "INSERT INTO meta(key, value) VALUES (?, ?)",
+            [("root", clean_text(self.identity)), ("fold", str(FOLD_VERSION)), ("created", str(time.time()))],
+        )
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def reader(self) -> sqlite3.Connection:
+        """A connection for reading on another thread (the same one for a cache kept in memory)."""
+        if self.path is None:
+            return self.conn
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return conn
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+
+    async def aclose(self) -> None:
+        """``close`` and close the store."""
+        self.close()
+        await self.store.close()
+
+    # ------------------------------------------------------------ reads
+
+    def revisions(self) -> dict[str, str | None]:
+        """session id -> the revision its cached summary was computed from."""
+        return dict(self.conn.execute("SELECT session_id, revision FROM sessions").fetchall())
+
+    def summaries(self) -> list[SessionSummary]:
+        """Every cached session summary."""
+        rows = self.conn.execute(f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions ORDER BY created_ms, session_id")
+        return [SessionSummary.from_row(r) for r in rows]
+
+    def summary(self, session_id: str) -> SessionSummary | None:
+        row = self.conn.execute(
+            f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE session_id = ?", (clean_text(session_id),)
+        ).fetchone()
+        return None if row is None else SessionSummary.from_row(row)
+
+    def summary_json(self, session_id: str) -> dict[str, Any] | None:
+        """The stored JSON summary record of a session (its stats summary included)."""
+        row = self.conn.execute("SELECT summary FROM sessions WHERE session_id = ?", (clean_text(session_id),)).fetchone()
+        return None if row is None else orjson.loads(row[0])
+
+    # ------------------------------------------------------------ writes
+
+    def put(self, summary: SessionSummary, stats: SessionStats | None) -> None:
+        """Replace one session's rows in one transaction."""
+        sid = clean_text(summary.session_id)
+        record = summary.to_json()
+        if stats is not None:
+            record["stats"] = stats.to_summary()
+        blob = orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode("utf-8", "replace")
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._delete(sid)
+            conn.execute(_INSERT_SESSION, (*summary.row(), clean_text(blob)))
+            if stats is not None:
+                conn.executemany(
+                    "INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            sid,
+                            slot,
+                            t.start_time,
+                            t.duration_ms,
+                            t.tokens.input,
+                            t.tokens.output,
+                            t.tokens.cache_read,
+                            t.tokens.cache_write,
+                        )
+                        for slot, t in enumerate(stats.per_turn)
+                    ],
+                )
+                conn.executemany(
+                    "INSERT INTO tools VALUES (?, ?, ?, ?)", [(sid, clean_text(t.name), t.calls, t.errors) for t in stats.tools]
+                )
+                conn.executemany(
+                    "INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (sid, clean_text(m.provider), clean_text(m.model), m.calls, m.tokens.input, m.tokens.output,
+                         m.tokens.cache_read, m.tokens.cache_write)
+                        for m in stats.models
+                    ],
+                )  # fmt: skip
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _delete(self, sid: str) -> None:
+        for table in ("sessions", "turns", "tools", "models"):
+            self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
+
+    def remove(self, session_ids: Sequence[str]) -> None:
+        """Drop sessions gone from the root."""
+        if not session_ids:
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for sid in session_ids:
+                self._delete(clean_text(sid))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------ updating
+
+    def cancel(self) -> None:
+        """Stop a running update before its next session (thread-safe)."""
+        self._cancel.set()
+
+    async def update(
+        self, entries: Sequence[ListedEntry] | None = None, progress: Callable[[CacheProgress], None] | None = None
+    ) -> CacheReport:
+        """Bring the cache up to date: sessions whose revision changed are read (``view``) and folded,
+        sessions gone from a full listing are removed.  ``entries``: just these (a watcher's rows)."""
+        started = time.perf_counter()
+        self._cancel.clear()
+        full = entries is None
+        listing = list(await self.store.list_entries()) if entries is None else list(entries)
+        known = self.revisions()
+        seen: set[str] = set()
+        jobs: list[ListedEntry] = []
+        for e in listing:
+            if e.kind != ListedEntry.SESSION or e.session_id in seen:
+                continue  # a bad row is not a session; of two transcripts of one id the first is the one read
+            seen.add(e.session_id)
+            key = clean_text(e.session_id)
+            if e.revision is None or key not in known or known[key] != e.revision:
+                jobs.append(e)
+        listed = {clean_text(s) for s in seen}
+        removed = [sid for sid in known if sid not in listed] if full else []
+        self.remove(removed)
+        computed = skipped = 0
+        cancelled = False
+        for n, entry in enumerate(jobs):
+            if self._cancel.is_set():
+                cancelled = True
+                break
+            try:
+                view = await self.store.view(entry.session_id)
+            except SessionPersistenceError as err:
+                self.messages.append(f"{entry.session_id}: {err}")
+                skipped += 1
+                continue
+            if view.status == "busy":
+                skipped += 1
+                continue
+            if view.status == "missing":  # gone since the listing
+                self.remove([entry.session_id])
+                continue
+            if view.readable:
+                summary, stats = summarize(view)
+            else:
+                summary, stats = (
+                    replace(_entry_summary(entry, view.status, view.reason), revision=view.revision or entry.revision),
+                    None,
+                )
+            self.put(summary, stats)
+            computed += 1
+            if progress is not None:
+                progress(CacheProgress(n + 1, len(jobs), entry.session_id))
+        return CacheReport(
+            len(listing), computed, len(seen) - len(jobs), len(removed), skipped, time.perf_counter() - started, cancelled
+        )
+
+
+__all__ = [
+    "CACHE_DIR_NAME",
+    "FOLD_VERSION",
+    "CacheProgress",
+    "CacheReport",
+    "InsightCache",
+    "SessionSummary",
+    "cache_path",
+    "summarize",
+    "summary_of",
+]
