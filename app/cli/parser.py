@@ -18,10 +18,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sessionscope",
         description="Browse, inspect and repair coding-agent session logs (JSONL roots or SQLite stores).",
+        epilog="A sessionscope://open?root=...&session=...&seq=N link as the only argument opens the window there.",
     )
     parser.add_argument("--root", help="session root for the window (default $DSH_HOME/sessions or ~/.dsh/sessions)")
     parser.add_argument("--demo", action="store_true", help="open the window on the demo root (built once)")
     parser.add_argument("--session", metavar="ID", help="open this session directly")
+    parser.add_argument("--seq", metavar="N", type=int, help="with --session: open the session at this event")
     parser.add_argument("--screenshot", metavar="FILE", help="save a PNG of the loaded window and exit")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb in VERBS:

@@ -2,19 +2,23 @@
 
 A renderer only formats: it never opens a store or reads a file.  Summary lines never serialize a
 value (event data may be nested 100,000 deep): containers show only their size.
-May import the standard library, ``app.actions``, ``app.cli.results`` and the engine's values.
+May import the standard library, ``app.actions``, ``app.cli.results``, ``app.cli.output`` (``write_search``
+writes two streams), ``app.search``'s values and the engine's values.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from app.actions.backups import BackupInfo, RestoreResult
 from app.actions.fork import ForkResult
 from app.actions.resume import ResumeOutcome
+from app.cli.output import write_out
 from app.cli.results import Loaded, RepairReport, VerifyReport
+from app.search import SearchOutcome
 from persistence import (
     ReadFromResult,
     SessionHeader,
@@ -189,3 +193,22 @@ def verify_text(report: VerifyReport, args: argparse.Namespace) -> str:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     lines.append(", ".join(f"{v}: {n}" for v, n in sorted(counts.items())) or "no sessions")
     return "\n".join(lines)
+
+
+def search_json(outcome: SearchOutcome) -> Any:
+    """``search --json``: the grouped result (with the index's messages), or ``{"error": ...}``."""
+    return outcome.value
+
+
+def search_text(outcome: SearchOutcome, _args: argparse.Namespace) -> str:
+    """One hit per line (session id, seq, kind, snippet; tab-separated)."""
+    return outcome.text
+
+
+def write_search(outcome: SearchOutcome, stream: TextIO) -> None:
+    """Hits on ``stream``; the index's notes, the count line ("214 hits in 37 sessions") or what was
+    wrong with the query on stderr, so ``sessionscope search ... | cut -f1`` sees hits only."""
+    if outcome.text:
+        write_out(stream, outcome.text)
+    if outcome.notes:
+        write_out(sys.stderr, outcome.notes)

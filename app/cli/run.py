@@ -1,8 +1,10 @@
 """One run of ``sessionscope``: parse, open the store the verb's table row asks for, render, print.
 
 Without a verb the window opens (Qt is imported only then, so the command line works on machines
-without a display).  Every failure ends as the typed error of ``app.cli.output``, never a traceback.
-May import the other ``app.cli`` modules, ``app.gui.launch`` (lazily) and the engine.
+without a display); so does a ``sessionscope://`` link given as the only argument (the desktop entry
+registers the scheme and passes the URL: ``app.links``).  Every failure ends as the typed error of
+``app.cli.output``, never a traceback.
+May import the other ``app.cli`` modules, ``app.links``, ``app.gui.launch`` (lazily) and the engine.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TextIO
 from app.cli.output import dump, report_error, write_out
 from app.cli.parser import build_parser, check_argv
 from app.cli.verbs import VERBS_BY_NAME, Verb
+from app.links import LinkError, is_link, parse_link
 from persistence import CoordinatedPersistence, open_store
 
 # What a verb prints: its text, or a writer that prints a value already read in full (``raw``'s bytes).
@@ -49,12 +52,34 @@ def launch_gui(args: argparse.Namespace) -> int:
     except ImportError:
         build_parser().print_help()
         return 0
-    return int(run_app(root=args.root, demo=args.demo, session=args.session, screenshot=args.screenshot))
+    return int(run_app(root=args.root, demo=args.demo, session=args.session, screenshot=args.screenshot, seq=args.seq))
+
+
+def open_link(argv: Sequence[str]) -> int:
+    """``sessionscope sessionscope://open?...``: the window at the linked event (exit 1 on a bad link)."""
+    if len(argv) != 1:
+        write_out(sys.stderr, "sessionscope: a sessionscope:// link must be the only argument\n")
+        return 2
+    try:
+        link = parse_link(argv[0])
+    except LinkError as err:
+        write_out(sys.stderr, f"sessionscope: cannot open the link: {err}\n")
+        return 1
+    args = argparse.Namespace(root=link.root, demo=False, session=link.session, seq=link.seq, screenshot=None)
+    return launch_gui(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and is_link(argv[0]):
+        return open_link(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.verb is None:
+        if args.seq is not None and args.session is None:
+            parser.error("--seq needs --session ID (the session the event belongs to)")
+        if args.seq is not None and args.seq < 0:
+            parser.error(f"--seq must be a non-negative integer, got {args.seq}")
         return launch_gui(args)
     try:
         check_argv(args)  # before any store is opened: a refused id has written nothing

@@ -7,8 +7,9 @@ nowhere else: a read-only SQLite store cannot checkpoint or change a database an
 writing.  No verb creates a store (``run`` opens every one with ``create=False``).
 
 Actions (repair, restore, fork, resume) call the same plan/execute pairs of ``app.actions`` as the
-window; the flags stand in for the window's dialogs.
-May import ``app.actions``, the other ``app.cli`` modules and the engine; never Qt.
+window; the flags stand in for the window's dialogs.  ``search`` calls ``app.search.search_store``
+(the index lives in the user's cache folder, never in the root).
+May import ``app.actions``, ``app.search``, the other ``app.cli`` modules and the engine; never Qt.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from app.actions.liveness import DEFAULT_QUIET_SECONDS
 from app.cli import render
 from app.cli.raw_stream import read_raw_plain, write_raw
 from app.cli.results import Loaded, RepairReport, VerifyReport
+from app.export import command as export_command
+from app.export.exporter import FORMATS as EXPORT_FORMATS
+from app.search import KINDS, SearchOutcome, search_store
+from app.search.command import DEFAULT_CLI_LIMIT
 from persistence import CoordinatedPersistence, not_found
 
 Handler = Callable[[CoordinatedPersistence, argparse.Namespace], Awaitable[Any]]
@@ -116,6 +121,22 @@ async def verify_root(store: CoordinatedPersistence, _args: argparse.Namespace) 
     rows, root_error = await verify.verify_root(store)
     lost = [] if root_error is not None else await backups.find_lost_records(store)
     return VerifyReport(rows, root_error, lost)
+
+
+async def search(store: CoordinatedPersistence, args: argparse.Namespace) -> SearchOutcome:
+    # The verb's whole logic is app.search's (index up to date, then query); a bad query is its
+    # SearchOutcome with exit code 1 and one line for stderr, never an exception.
+    return await search_store(
+        store,
+        args.query,
+        project=args.project,
+        kind=args.kind,
+        tool=args.tool,
+        status=args.status,
+        limit=args.limit,
+        json=args.json,
+        reindex=args.reindex,
+    )
 
 
 # ---------------------------------------------------------------- actions
@@ -285,6 +306,38 @@ VERBS: tuple[Verb, ...] = (
         read_only=True,
         needs_id=False,
         succeeded=lambda report: report.ok,
+    ),
+    Verb(
+        name="search",
+        help="full-text search of every session (one hit per line: id, seq, kind, snippet)",
+        handler=search,
+        text=render.search_text,
+        json=render.search_json,
+        stream=render.write_search,
+        read_only=True,
+        needs_id=False,
+        arguments=(
+            arg("query", metavar="QUERY", help='terms (all must match), "a phrase", word*, AND / OR / NOT, ( )'),
+            arg("--project", metavar="P", help="only sessions whose cwd contains P"),
+            arg("--kind", metavar="K", help=f"only hits of these kinds (comma-separated): {', '.join(KINDS)}"),
+            arg("--tool", metavar="NAME", help="only tool calls and results of this tool"),
+            arg("--status", metavar="S", help="only sessions with this status (ok, open-turn, torn-tail, corrupt, ...)"),
+            arg("--limit", type=int, default=DEFAULT_CLI_LIMIT, metavar="N", help=f"hits printed (default {DEFAULT_CLI_LIMIT})"),
+            arg("--reindex", action="store_true", help="rebuild the root's search index first"),
+        ),
+        succeeded=lambda outcome: outcome.code == 0,
+    ),
+    Verb(
+        name="export",
+        help="export one session as Markdown, HTML, JSONL or a support bundle (never writes the session)",
+        handler=export_command.handle,
+        text=export_command.result_text,
+        json=export_command.result_json,
+        read_only=True,
+        arguments=(
+            arg("--format", required=True, choices=EXPORT_FORMATS),
+            arg("-o", "--output", required=True, metavar="FILE", help="written to a temporary file, then renamed over FILE"),
+        ),
     ),
 )
 

@@ -20,6 +20,7 @@ _ISOLATED = tempfile.mkdtemp(prefix="sessionscope-gui-tests-")
 os.environ["XDG_CONFIG_HOME"] = os.path.join(_ISOLATED, "config")
 os.environ["XDG_DATA_HOME"] = os.path.join(_ISOLATED, "data")
 os.environ["SESSIONSCOPE_DATA_DIR"] = os.path.join(_ISOLATED, "data", "SessionScope")
+os.environ["SESSIONSCOPE_CACHE_DIR"] = os.path.join(_ISOLATED, "cache")  # search index and insight cache
 
 import pytest  # noqa: E402
 import qasync  # noqa: E402
