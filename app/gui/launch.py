@@ -1,4 +1,5 @@
-"""Entry point the CLI calls: ``run_app(root, demo, session, screenshot)`` opens the window.
+"""Entry point the CLI calls: ``run_app(root, demo, session, screenshot, seq=...)`` opens the window
+(at event ``seq`` of ``session`` when both are given: a ``--seq`` or a ``sessionscope://`` link).
 
 Importing this module imports no Qt (the command line imports it to learn whether the window can
 run); Qt, qasync and the window are imported inside ``run_app``, which also applies the process-wide
@@ -40,6 +41,7 @@ def run_app(
     *,
     tab: str | None = None,
     timeout: float = 60.0,
+    seq: int | None = None,
 ) -> int:
     """Open the window; with ``screenshot`` save a PNG of it once loaded and return (0 on success)."""
     import qasync
@@ -75,9 +77,9 @@ def run_app(
             window.statusBar().showMessage("Preparing the demo root …")
             path = await ensure_demo_root(demo_root_path())
             window.statusBar().clearMessage()
-            window.open_root(path, session=session)
+            window.open_root(path, session=session, seq=seq)
         else:
-            window.open_root(root or default_root(), session=session)
+            window.open_root(root or default_root(), session=session, seq=seq)
         if screenshot:
             result["code"] = await capture(window, screenshot, tab=tab, timeout=timeout)
             window.close()

@@ -300,7 +300,10 @@ def test_fork_here_creates_selects_and_shows_lineage(qtbot: Any, make_window: An
     turn1_end = next(e["seq"] for e in parent_events if e["type"] == "turn/end" and e["data"]["turn"] == 1)
     assert meta["parentSession"] == "calm" and meta["seedLength"] == turn1_end + 1
     assert [e["type"] for e in child_events[: turn1_end + 1]] == [e["type"] for e in parent_events[: turn1_end + 1]]
-    assert child_events[-1]["type"] == "session/end-seed"
+    # The seed still ends in the end-seed marker; issue 14 adds the fork's name after it, in the child only.
+    assert child_events[turn1_end + 1]["type"] == "session/end-seed"
+    assert child_events[-1]["type"] == "session/title"
+    assert child_events[-1]["data"]["title"] == "Untitled session (fork after turn 1)"
 
 
 def test_fork_cancel_and_open_turn_offer_nothing(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:

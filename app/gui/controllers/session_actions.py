@@ -37,7 +37,7 @@ from app.actions import resume as resume_action
 from app.actions.artifacts import ArtifactRef
 from app.gui.controllers.session_list import SessionListController
 from app.gui.controllers.session_loader import SessionLoader
-from app.gui.dialogs import ConfirmDialog, RepairDialog, RestoreDialog, ResumeDialog, await_dialog
+from app.gui.dialogs import ForkDialog, RepairDialog, RestoreDialog, ResumeDialog, await_dialog
 from app.gui.models.session_row import READABLE, SessionRow
 from app.gui.models.sessions import SessionListModel
 from app.gui.runtime.collector import collector_paused
@@ -254,29 +254,25 @@ class SessionActions(QObject):
     async def _fork(self, row: SessionRow, turn: int | None) -> None:
         root = self.controller.root
         assert root is not None
-        where = f"turn {turn}" if turn is not None else "its last completed turn"
-        dlg = ConfirmDialog(
-            "Fork session",
-            f"Create a new session in this root that starts with the log of <b>{row.session_id}</b> up to the end of "
-            f"{where}. The new session records its parent and how many events it inherited; the parent's log is only "
-            "read, never changed.",
-            "Fork",
-            self.parent_widget,
-        )
-        if await self._ask(dlg) != QDialog.DialogCode.Accepted:
-            self.done.emit("fork", "cancelled", "no session was created")
-            return
         async with writable_store(root) as store:
+            # Planned first: the dialog's name field defaults to "<parent title> (fork after turn N)".
             with collector_paused():
                 plan = await fork_action.plan_fork(store, row.session_id, turn)
-                result = await fork_action.execute_fork(store, plan)
+            dlg = ForkDialog(plan, last_turn=turn is None, parent=self.parent_widget)
+            code = await self._ask(dlg)
+            title = dlg.title  # the dialog goes at the next loop turn: read it now
+            if code != QDialog.DialogCode.Accepted or not title:
+                self.done.emit("fork", "cancelled", "no session was created")
+                return
+            with collector_paused():
+                result = await fork_action.execute_fork(store, plan, title=title)
         loc = result.location
         new_id = result.child_id
         paths = [os.path.dirname(os.path.dirname(loc.path))] if loc is not None and self.controller.is_jsonl else []
         await self.controller.rescan(paths)
         if self.select_session(new_id):
             self.show_header()  # the Header tab shows the lineage
-        text = f"Forked {row.session_id} after turn {result.after_turn} into {new_id} ({result.events:,} events)"
+        text = f"Forked {row.session_id} after turn {result.after_turn} into {new_id} “{result.title}” ({result.events:,} events)"
         self.message.emit(text)
         self.done.emit("fork", "done", text)
 

@@ -1,4 +1,4 @@
-"""The session actions' dialogs: repair preview, restore a backup, resume, fork confirmation.
+"""The session actions' dialogs: repair preview, restore a backup, resume, fork (confirmation and name).
 
 Each dialog only shows what an action controller computed (a plan of ``app.actions``) and collects
 the user's choice; none of them touches the engine or a controller.  They are opened with ``open()``
@@ -9,9 +9,10 @@ runtime or the engine.
 """
 
 from app.gui.dialogs.confirm_dialog import ConfirmDialog
+from app.gui.dialogs.fork_dialog import ForkDialog
 from app.gui.dialogs.modal import await_dialog
 from app.gui.dialogs.repair_dialog import RepairDialog, preview_text
 from app.gui.dialogs.restore_dialog import RestoreDialog
 from app.gui.dialogs.resume_dialog import ResumeDialog
 
-__all__ = ["ConfirmDialog", "RepairDialog", "RestoreDialog", "ResumeDialog", "await_dialog", "preview_text"]
+__all__ = ["ConfirmDialog", "ForkDialog", "RepairDialog", "RestoreDialog", "ResumeDialog", "await_dialog", "preview_text"]

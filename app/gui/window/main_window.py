@@ -2,7 +2,8 @@
 
 The composition root of the GUI: it builds the models, the controllers and the views and wires them
 to each other.  It holds no session logic and few rules of its own: the menus are ``WindowMenus``,
-the banners ``SessionBanner``/``diagnosis_banner``, the timeline<->raw selection ``SelectionSync``;
+the banners ``SessionBanner``/``diagnosis_banner``, the timeline<->raw selection ``SelectionSync``,
+search, find in session, going to an event and links ``SearchFeatures`` (``window.search_wiring``);
 what it shows about the open session comes from the one ``OpenSession`` value the loader hands over
 (``SessionLoader.opened``), and the loader gets the root from the list controller's ``OpenRoot``.
 
@@ -43,7 +44,10 @@ from app.gui.views.selection_sync import SelectionSync
 from app.gui.views.session_banner import LOADING, REMOVED, STOPPED_EARLY, SessionBanner, diagnosis_banner
 from app.gui.views.session_list import SessionListPane
 from app.gui.views.timeline_pane import TimelinePane
+from app.gui.window.insight_wiring import InsightFeatures
+from app.gui.window.insight_wiring import install as install_insight
 from app.gui.window.menus import TAB_HEADER, TAB_RAW, TAB_TIMELINE, MenuCommands, WindowMenus
+from app.gui.window.search_wiring import SearchFeatures
 from app.paths import demo_root_path
 
 TAB_NAMES = {"header": TAB_HEADER, "timeline": TAB_TIMELINE, "raw": TAB_RAW}
@@ -96,6 +100,8 @@ class MainWindow(QMainWindow):
         self.menus = WindowMenus(self, self._menu_commands())
         self._update_actions()
         self._connect()
+        # The Stats tab, Dashboard, Lineage, Export and Model prices (issue 14): one module wires them.
+        self.insight: InsightFeatures = install_insight(self)
         self.resize(1600, 960)
         if restore_geometry:
             self._restore()
@@ -120,8 +126,12 @@ class MainWindow(QMainWindow):
         rl.setSpacing(2)
         rl.addWidget(self.session_label)
         rl.addWidget(self.tabs)
+        # The left side: the session list, and the Search tab (Ctrl+K) that SearchFeatures adds below.
+        self.left_tabs = QTabWidget(self)
+        self.left_tabs.setDocumentMode(True)
+        self.left_tabs.addTab(self.list_pane, "Sessions")
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.addWidget(self.list_pane)
+        self.splitter.addWidget(self.left_tabs)
         self.splitter.addWidget(right)
         self.splitter.setStretchFactor(0, 5)
         self.splitter.setStretchFactor(1, 6)
@@ -135,6 +145,10 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.counts_label)
         self.selection_sync = SelectionSync(self.timeline_pane, self.raw_pane, self.timeline_model, self.raw_model)
+        self.search = SearchFeatures(self)
+        self.left_tabs.addTab(self.search.pane, "Search")
+        rl.addWidget(self.search.find_bar)
+        sb.addPermanentWidget(self.search.index_progress)
 
     def _menu_commands(self) -> MenuCommands:
         ops = self.session_ops
@@ -155,6 +169,16 @@ class MainWindow(QMainWindow):
             escape=self._escape,
             recent_roots=self.settings.recent_roots,
             open_recent=self.open_root,
+            search_all=self.search.focus_search,
+            find_in_session=self.search.open_find,
+            find_next=lambda: self.search.find_step("next"),
+            find_previous=lambda: self.search.find_step("previous"),
+            back=self.search.navigator.back,
+            forward=self.search.navigator.forward,
+            copy_link=self.search.navigator.copy_link,
+            update_index=self.search.controller.update_index,
+            rebuild_index=self.search.controller.rebuild_index,
+            stop_indexing=self.search.controller.cancel_indexing,
         )
 
     def _connect(self) -> None:
@@ -207,9 +231,13 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ roots
 
-    def open_root(self, root: str, *, session: str | None = None) -> asyncio.Task[Any]:
+    def open_root(self, root: str, *, session: str | None = None, seq: int | None = None) -> asyncio.Task[Any]:
+        """Show ``root``; with ``session`` select that session, with ``seq`` too go to that event of it."""
         root = os.path.abspath(os.path.expanduser(root))
         self._want_session = session
+        self.search.root_closing()
+        if session is not None and seq is not None:
+            self.search.navigator.expect(session, seq)
         self._close_session()
         self.first_view.clear()
         self.root_label.setText(f"Root: {root}")
@@ -246,6 +274,7 @@ class MainWindow(QMainWindow):
 
     def refresh(self) -> None:
         self.controller.refresh()
+        self.search.controller.update_index()
         row = self.current_row()
         opened = self.controller.opened
         if row is not None and opened is not None:
@@ -340,9 +369,11 @@ class MainWindow(QMainWindow):
 
     def _focus_content(self, _key: str | None = None) -> None:
         w = {TAB_HEADER: self.header_pane.view, TAB_TIMELINE: self.timeline_pane.tree, TAB_RAW: self.raw_pane.view}
-        w[self.tabs.currentIndex()].setFocus(Qt.FocusReason.ShortcutFocusReason)
+        w.get(self.tabs.currentIndex(), self.tabs.currentWidget()).setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def _escape(self) -> None:
+        if self.search.handle_escape():
+            return
         if self.progress.busy:
             self.loader.cancel()
         elif self.list_pane.filter.hasFocus():
@@ -473,6 +504,8 @@ class MainWindow(QMainWindow):
     async def shutdown(self) -> None:
         """Stop watching, cancel every job, close the store (awaited by the launcher and tests)."""
         self._close_session()
+        await self.search.close()
+        await self.insight.close()
         await self.controller.close()
         await self.jobs.shutdown()
 

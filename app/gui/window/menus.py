@@ -30,6 +30,13 @@ KEYS_HELP = "\n".join(
         "Ctrl+1 / Ctrl+2 / Ctrl+3  Header / Timeline / Raw",
         "Ctrl+O  open a root folder   F5  refresh",
         "Ctrl+R  repair …   Ctrl+Shift+R  resume …   Ctrl+Shift+F  fork after the selected turn …",
+        "",
+        "Ctrl+K  search every session (Enter or click a hit: open the session at that event)",
+        "Ctrl+G  find in this session   F3 / Shift+F3  next / previous match   Esc  close the find bar",
+        "Alt+Left / Alt+Right  back / forward between visited events",
+        "Ctrl+Shift+L  copy a link to the selected event (also in the timeline's and raw lines' menus)",
+        "",
+        "Ctrl+4  Stats   Ctrl+Shift+D  dashboard   Ctrl+Shift+T  lineage   Ctrl+E  export the open session …",
     )
 )
 
@@ -54,6 +61,16 @@ class MenuCommands:
     escape: Callable[[], object]
     recent_roots: Callable[[], list[str]]
     open_recent: Callable[[str], object]
+    search_all: Callable[[], object]
+    find_in_session: Callable[[], object]
+    find_next: Callable[[], object]
+    find_previous: Callable[[], object]
+    back: Callable[[], object]
+    forward: Callable[[], object]
+    copy_link: Callable[[], object]
+    update_index: Callable[[], object]
+    rebuild_index: Callable[[], object]
+    stop_indexing: Callable[[], object]
 
 
 class WindowMenus:
@@ -114,6 +131,43 @@ class WindowMenus:
         window.addAction(self.filter)
         self.escape = QShortcut(QKeySequence("Esc"), window)
         self.escape.activated.connect(lambda: commands.escape())
+
+        search_menu = bar.addMenu("Sea&rch")
+        self.search_all = QAction(
+            "&Search every session …", window, shortcut=QKeySequence("Ctrl+K"), triggered=lambda: commands.search_all()
+        )
+        self.find = QAction(
+            "&Find in this session …", window, shortcut=QKeySequence("Ctrl+G"), triggered=lambda: commands.find_in_session()
+        )
+        self.find_next = QAction("Find &next", window, shortcut=QKeySequence("F3"), triggered=lambda: commands.find_next())
+        self.find_previous = QAction(
+            "Find &previous", window, shortcut=QKeySequence("Shift+F3"), triggered=lambda: commands.find_previous()
+        )
+        self.back = QAction("&Back", window, shortcut=QKeySequence("Alt+Left"), triggered=lambda: commands.back())
+        self.forward = QAction("F&orward", window, shortcut=QKeySequence("Alt+Right"), triggered=lambda: commands.forward())
+        self.copy_link = QAction(
+            "Copy &link to this event", window, shortcut=QKeySequence("Ctrl+Shift+L"), triggered=lambda: commands.copy_link()
+        )
+        self.update_index = QAction("&Update the search index", window, triggered=lambda: commands.update_index())
+        self.rebuild_index = QAction("&Rebuild the search index", window, triggered=lambda: commands.rebuild_index())
+        self.stop_indexing = QAction("S&top indexing", window, triggered=lambda: commands.stop_indexing())
+        self.search_entries = (
+            self.search_all,
+            self.find,
+            self.find_next,
+            self.find_previous,
+            self.back,
+            self.forward,
+            self.copy_link,
+            self.update_index,
+            self.rebuild_index,
+            self.stop_indexing,
+        )
+        for a in self.search_entries:
+            search_menu.addAction(a)
+            window.addAction(a)
+        search_menu.insertSeparator(self.back)
+        search_menu.insertSeparator(self.update_index)
 
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(QAction("&Keyboard", window, triggered=self._show_keys))
