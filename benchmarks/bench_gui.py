@@ -40,8 +40,11 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a visible window, on any machine
 
-from bench_engine import peak_rss_bytes  # noqa: E402
-from synthetic import batches, session_events  # noqa: E402
+# Peak RSS in MiB: VmHWM on Linux, since a child's ``ru_maxrss`` starts at its parent's peak and this
+# parent may have just written 202k events (bench_gui_search.py imports it from here).
+from bench_engine import peak_rss_mb  # noqa: E402
+from common import write_big_once  # noqa: E402
+from synthetic import session_events  # noqa: E402
 
 from persistence import (  # noqa: E402
     CoordinatedPersistence,
@@ -125,22 +128,7 @@ def build_big(workdir: str, kind: str, n_events: int) -> str:
     """The ``n_events`` session of backend ``kind``, written through the engine once; its root."""
     root = big_root(workdir, kind, n_events)
     base = os.path.dirname(root) if kind == "sqlite" else root
-    done = base + ".complete"
-    if os.path.exists(done):
-        return root
-    shutil.rmtree(base, ignore_errors=True)
-    os.makedirs(base, mode=0o700)
-
-    async def write() -> None:
-        store = open_backend(kind, root)
-        await store.create({"id": BIG_ID, "createdAt": 1_767_225_600_000, "cwd": "/bench/big"})
-        for batch in batches(session_events(n_events)):
-            await store.append(BIG_ID, batch)
-        await store.close()
-
-    asyncio.run(write())
-    open(done, "w").close()
-    return root
+    return write_big_once(base, root, BIG_ID, n_events, lambda r: open_backend(kind, r))
 
 
 # ---------------------------------------------------------------- measuring (inside a child process)
@@ -185,12 +173,6 @@ async def until(pred: Any, timeout: float = 600.0, step: float = 0.002) -> float
             raise TimeoutError("benchmark condition not reached")
         await asyncio.sleep(step)
     return time.perf_counter()
-
-
-def peak_rss_mb() -> float:
-    """Peak RSS of this process in MiB (``bench_engine.peak_rss_bytes``: VmHWM on Linux, since a
-    child's ``ru_maxrss`` starts at its parent's peak and this parent may have just written 202k events)."""
-    return peak_rss_bytes() / (1024 * 1024)
 
 
 async def bench_list(root: str, out: dict[str, Any]) -> None:

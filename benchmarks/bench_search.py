@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 import zstandard  # noqa: E402
-from synthetic import batches, session_events  # noqa: E402
+from common import write_big_once  # noqa: E402
 
 from app.search import Indexer, Searcher, SearchFilters  # noqa: E402
 from persistence import (  # noqa: E402
@@ -232,21 +232,7 @@ def build_big(workdir: str, kind: str, n_events: int) -> str:
     """The ``n_events`` session of backend ``kind`` (written through the engine once); its root."""
     base = os.path.join(workdir, f"search-big-{kind}-{n_events}")
     root = os.path.join(base, SQLITE_FILENAME) if kind == "sqlite" else base
-    if os.path.exists(base + ".complete"):
-        return root
-    shutil.rmtree(base, ignore_errors=True)
-    os.makedirs(base, mode=0o700)
-
-    async def write() -> None:
-        store = open_backend(kind, root)
-        await store.create({"id": BIG_ID, "createdAt": 1_767_225_600_000, "cwd": "/bench/big"})
-        for part in batches(session_events(n_events)):
-            await store.append(BIG_ID, part)
-        await store.close()
-
-    asyncio.run(write())
-    open(base + ".complete", "w").close()
-    return root
+    return write_big_once(base, root, BIG_ID, n_events, lambda r: open_backend(kind, r))
 
 
 # ---------------------------------------------------------------- measuring

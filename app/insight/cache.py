@@ -19,7 +19,7 @@ never write the session (``view`` only).
 Threading: like the search indexer, a cache and its store belong to one thread and event loop (a
 worker thread in the window); ``reader()`` opens a connection of its own for another thread.
 
-May import: the standard library, ``app.insight``'s own modules, ``app.timeline``, ``app.paths``,
+May import: the standard library, ``app.insight``'s own modules, ``app.timeline``, ``app.paths``, ``app.cache_db``,
 ``app.search.location`` / ``app.search.db`` (the root key and text cleaning) and the public ``persistence``.
 """
 
@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from app.cache_db import BUSY_TIMEOUT_MS, connect_cache, remove_cache_files, unusable_reason
 from app.insight.stats import SessionStats, Tokens, fold_stats
 from app.paths import cache_dir
 from app.search.db import clean_text
@@ -47,7 +48,6 @@ CACHE_SUFFIX = ".sqlite"
 SCHEMA_VERSION = 1  # PRAGMA user_version of the cache file; another value means "rebuild"
 # Bump when what the fold counts changes: every cached summary is then recomputed (stored in ``meta``).
 FOLD_VERSION = 1
-BUSY_TIMEOUT_MS = 5000  # the window and the command line may share the file: wait this long for the writer
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -390,13 +390,8 @@ class InsightCache:
                 why = self._unusable(path) if os.path.exists(path) else None
                 if why is not None:
                     self.messages.append(f"the statistics cache {path} {why}; rebuilding it")
-                    for suffix in ("", "-wal", "-shm", "-journal"):
-                        with contextlib.suppress(FileNotFoundError):
-                            os.remove(path + suffix)
-                conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")  # a cache: a lost commit costs a recomputation
+                    remove_cache_files(path)
+                conn = connect_cache(path)
                 if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
                     self._create(conn)
                 return path, conn
@@ -407,25 +402,13 @@ class InsightCache:
         return None, conn
 
     def _unusable(self, path: str) -> str | None:
-        try:
-            conn = sqlite3.connect(path, isolation_level=None)
-        except sqlite3.Error as err:
-            return f"cannot be opened ({err})"
-        try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION:
-                return f"has schema version {version} (this SessionScope writes {SCHEMA_VERSION})"
-            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            if meta.get("root") != clean_text(self.identity):
-                return "belongs to another root"
+        def problem(conn: sqlite3.Connection, meta: dict[Any, Any]) -> str | None:
             if meta.get("fold") != str(FOLD_VERSION):
                 return f"was computed by fold version {meta.get('fold')} (this SessionScope computes {FOLD_VERSION})"
             conn.execute("SELECT count(*) FROM sessions").fetchone()
-        except sqlite3.Error as err:
-            return f"is unreadable ({err})"
-        finally:
-            conn.close()
-        return None
+            return None
+
+        return unusable_reason(path, SCHEMA_VERSION, clean_text(self.identity), problem)
 
     def _create(self, conn: sqlite3.Connection) -> None:
         conn.executescript(_SCHEMA)

@@ -22,7 +22,7 @@ is replaced by an empty one and ``messages`` says so; nothing here raises to the
 When this SQLite has no trigram tokenizer the index has no ``fts`` table and every query is a
 ``LIKE`` scan of ``docs`` (``fts_problem`` says why; correct, only slower).
 
-May import: the standard library only.
+May import: the standard library and ``app.cache_db`` (opening and judging a cache file).
 """
 
 from __future__ import annotations
@@ -36,9 +36,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.cache_db import connect_cache, unusable_reason
+from app.cache_db import remove_cache_files as remove_index_files
+
 SCHEMA_VERSION = 1  # PRAGMA user_version of the index; another value means "rebuild"
 TRIGRAM_MIN_SQLITE = (3, 34, 0)  # the first SQLite with FTS5's trigram tokenizer
-BUSY_TIMEOUT_MS = 5000  # a second process (the window and the command line) waits this long for the writer
 CACHE_KIB = 65536  # page cache of an indexing connection, KiB (FTS5 segment merges reread pages)
 
 _SCHEMA = """
@@ -183,13 +185,6 @@ def clean_text(text: str) -> str:
     return text
 
 
-def remove_index_files(path: str) -> None:
-    """Delete an index file and its WAL companions (missing ones are fine)."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(path + suffix)
-
-
 class IndexDb:
     """One connection to a root's index file (or to an in-memory index when no file can be used).
 
@@ -247,40 +242,24 @@ class IndexDb:
 
     @staticmethod
     def _connect(path: str) -> sqlite3.Connection:
-        # Autocommit mode: transactions are explicit (one per session indexed).
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        # A cache: losing the last transactions to a power cut costs a re-index, never data.
-        conn.execute("PRAGMA synchronous = NORMAL")
+        conn = connect_cache(path)  # autocommit: one explicit transaction per session indexed
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         return conn
 
     @staticmethod
     def _unusable(path: str, identity: str, fts: bool) -> str | None:
         """Why the existing file at ``path`` cannot serve as this root's index, or None."""
-        try:
-            conn = sqlite3.connect(path, isolation_level=None)
-        except sqlite3.Error as err:
-            return f"cannot be opened ({err})"
-        try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION:
-                return f"has schema version {version} (this SessionScope writes {SCHEMA_VERSION})"
-            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            if meta.get("root") != clean_text(identity):
-                return "belongs to another root"
+
+        def problem(conn: sqlite3.Connection, meta: dict[Any, Any]) -> str | None:
             if meta.get("fts") != ("1" if fts else "0"):
                 return "was built for another SQLite (with a different full-text support)"
             conn.execute("SELECT count(*) FROM sessions").fetchone()
             conn.execute("SELECT id, sid FROM docs ORDER BY id DESC LIMIT 1").fetchone()
             if fts:
                 conn.execute("SELECT rowid FROM fts WHERE fts MATCH 'abc' LIMIT 1").fetchone()
-        except sqlite3.Error as err:
-            return f"is unreadable ({err})"
-        finally:
-            conn.close()
-        return None
+            return None
+
+        return unusable_reason(path, SCHEMA_VERSION, clean_text(identity), problem)
 
     def _create(self, identity: str) -> None:
         conn = self.conn

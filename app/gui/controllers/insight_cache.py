@@ -15,7 +15,7 @@ cached while an update goes on.  (A cache kept in memory has no other connection
 window awaits it with ``asyncio.wrap_future``.  ``cancel_update()`` stops a running update between
 two sessions (what is done stays cached).  Progress is a ``Progress`` record the window polls.
 
-May import: the standard library, ``app.insight``, ``runtime.worker_threads`` (``Progress``) and the
+May import: the standard library, ``app.insight``, ``runtime.worker_threads`` (``Progress``, ``lower_thread_priority``) and the
 public ``persistence`` package; never Qt.
 """
 
@@ -25,13 +25,11 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
-import os
-import sys
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from app.gui.runtime.worker_threads import Progress
+from app.gui.runtime.worker_threads import Progress, lower_thread_priority
 from app.insight import (
     CacheProgress,
     CacheReport,
@@ -51,18 +49,6 @@ T = TypeVar("T")
 
 CACHE_NICENESS = 10  # added to the cache thread's nice value (Linux); the window's threads keep theirs
 CLOSE_TIMEOUT_S = 10.0  # how long closing waits for the thread to finish the session it is folding
-
-
-def lower_thread_priority(niceness: int = CACHE_NICENESS) -> bool:
-    """Lower this thread's scheduling priority (Linux: nice is per thread; threads it starts inherit it)."""
-    if not sys.platform.startswith("linux") or niceness <= 0:
-        return False
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
-    except (AttributeError, OSError):
-        return False
-    return True
 
 
 class InsightWorker:

@@ -28,7 +28,7 @@ Events: ``opened`` (index file), ``started`` (planned sessions, full?), ``finish
 full?), ``messages`` (list of str), ``failed`` (str).  Progress is a ``Progress`` record the status
 bar polls.
 
-May import: the standard library, ``app.search``, ``runtime.worker_threads`` (``Progress``) and the
+May import: the standard library, ``app.search``, ``runtime.worker_threads`` (``Progress``, ``lower_thread_priority``) and the
 public ``persistence`` package; never Qt.
 """
 
@@ -38,13 +38,12 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
-from app.gui.runtime.worker_threads import Progress
+from app.gui.runtime.worker_threads import Progress, lower_thread_priority
 from app.search import Indexer, IndexReport, Searcher, SearchFilters, SearchResult
 from persistence import ListedEntry, list_jsonl_project, list_jsonl_session_dir
 
@@ -58,18 +57,6 @@ QUERY_LIMIT = 200  # hits a window query returns (grouped by session; each row c
 QUERY_PER_SESSION = 20  # hits shown per session (its group row says how many it has in all)
 
 Notify = Callable[[str, Any], None]
-
-
-def lower_thread_priority(niceness: int = INDEX_NICENESS) -> bool:
-    """Lower this thread's scheduling priority (Linux: nice is per thread; threads it starts inherit it)."""
-    if not sys.platform.startswith("linux") or niceness <= 0:
-        return False
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
-    except (AttributeError, OSError):
-        return False
-    return True
 
 
 def entries_under(root: str, paths: Iterable[str]) -> list[ListedEntry]:

@@ -5,7 +5,7 @@ cache).  Each row is one ``LineageNode``; the tree's shape is the lineage's (for
 subagents nest to any depth), and sessions whose parent is missing (or sit in a loop of parents)
 are listed under one "Orphans" row at the end, each saying which parent it names.
 
-May import: PySide6, ``app.gui.style`` and ``app.insight`` (values).
+May import: PySide6, ``app.gui.style``, ``models.columns`` and ``app.insight`` (values).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
 from app.gui import style
+from app.gui.models.columns import column_header, read_only_flags
 from app.insight import FORK, SUBAGENT, Lineage, LineageNode
 
 Index = QModelIndex | QPersistentModelIndex
@@ -167,14 +168,10 @@ class LineageModel(QAbstractItemModel):
         return self.createIndex(item.parent.row, 0, item.parent)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
+        return column_header(COLUMNS, section, orientation, role)
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return read_only_flags(index)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         item = self._item(index)

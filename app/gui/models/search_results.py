@@ -5,7 +5,7 @@ The Qt adapter over ``app.search.SearchResult``: a result replaces the rows at o
 reset), rows are small Python objects the indexes point at (``internalPointer``), and the snippet's
 match spans travel in ``SPANS_ROLE`` for the pane's highlighting delegate.
 
-May import: PySide6 (the item model), ``app.gui.style`` and ``app.search``'s values.
+May import: PySide6 (the item model), ``app.gui.style``, ``models.columns`` and ``app.search``'s values.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QModelRoleData, QMod
 from PySide6.QtGui import QFont
 
 from app.gui import style
+from app.gui.models.columns import column_header, read_only_flags
 from app.search import Hit, SearchResult, SessionHits
 
 Index = QModelIndex | QPersistentModelIndex
@@ -177,14 +178,10 @@ class SearchResultsModel(QAbstractItemModel):
         return QModelIndex()
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
+        return column_header(COLUMNS, section, orientation, role)
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return read_only_flags(index)
 
     # ------------------------------------------------------------ data
 

@@ -9,7 +9,7 @@ key, so expanded rows, the selection and the scroll position survive a refresh.
 The nodes, the fold and the span arithmetic are Qt-free (``app.timeline``); this module only keeps
 which blocks are rows and translates changes into ``beginInsertRows``/``dataChanged`` and friends.
 
-May import: PySide6, ``app.gui.style``, ``models.one_call_per_cell`` and ``app.timeline``.
+May import: PySide6, ``app.gui.style``, ``models.one_call_per_cell``, ``models.columns`` and ``app.timeline``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QFont
 
 from app.gui import style
+from app.gui.models.columns import column_header, read_only_flags
 from app.gui.models.one_call_per_cell import OneCallPerCell
 from app.timeline import OPEN, SYNTHETIC, TimelineNode, derive, older_start, span_containing
 
@@ -232,14 +233,10 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         return self.createIndex(self._row_of(node) if node is not self._sentinel else 0, column, node)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
+        return column_header(COLUMNS, section, orientation, role)
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return read_only_flags(index)
 
     # ------------------------------------------------------------ data
 

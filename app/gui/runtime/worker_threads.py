@@ -11,6 +11,8 @@ May import: the standard library and ``runtime.collector``; never Qt (workers ru
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +21,19 @@ from typing import TypeVar
 from app.gui.runtime.collector import scrub_exception
 
 T = TypeVar("T")
+
+
+def lower_thread_priority(niceness: int) -> bool:
+    """Lower the calling thread's scheduling priority by ``niceness`` (Linux: nice is per thread and the
+    threads it starts inherit it, so a background worker's engine executor runs behind the window too)."""
+    if not sys.platform.startswith("linux") or niceness <= 0:
+        return False
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
+    except (AttributeError, OSError):
+        return False
+    return True
 
 
 class Progress:
