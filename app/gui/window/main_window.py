@@ -446,6 +446,14 @@ class MainWindow(QMainWindow):
         if self._open_key is None:
             return
         row = self.session_model.row_for_key(self._open_key)
+        if row < 0:
+            # The filter hides the open session: no display row to compare, so follow it by key.
+            hidden = self.session_model.get(self._open_key)
+            if hidden is not None:
+                self.banner.show_row(hidden)
+                self._show_header(hidden)
+                self._update_actions()
+            return
         if top.row() <= row <= bottom.row():
             r = self.session_model.row_at(row)
             self.banner.show_row(r)
