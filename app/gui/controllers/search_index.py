@@ -53,7 +53,7 @@ T = TypeVar("T")
 INDEX_NICENESS = 10  # added to the index thread's nice value (Linux); the window's threads keep theirs
 URGENT_GAP_S = 2.0  # a full run is interrupted for watched paths at most this often (each restart re-lists the root)
 CLOSE_TIMEOUT_S = 10.0  # how long closing waits for the thread to finish its current session
-QUERY_LIMIT = 200  # hits a window query returns (grouped by session; each row costs ~0.1 ms to show and lay out)
+QUERY_LIMIT = 100  # hits a window query returns (grouped by session; ~0.1 ms each to show; two screenfuls)
 QUERY_PER_SESSION = 20  # hits shown per session (its group row says how many it has in all)
 
 Notify = Callable[[str, Any], None]
