@@ -1,6 +1,6 @@
 """Search in the window (offscreen), issue 13. Prints numbers; asserts nothing.
 
-    python benchmarks/bench_gui_search.py [--sessions 10000] [--repeat 20] [--workdir DIR] [--quick]
+    python benchmarks/bench_gui_search.py [--sessions 10000] [--repeat 20] [--workdir DIR] [--cache DIR] [--quick]
 
 On a generated JSONL-zstd root (``bench_search.build_root``: ~55 events per session), in a fresh
 subprocess with the window's own start-up knobs:
@@ -178,6 +178,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=DEFAULT_REPEAT)
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "sessionscope-bench-search"))
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_SESSIONS} sessions, 3 rounds")
+    parser.add_argument("--cache", help="reuse this cache folder (its index is caught up, not built: quick reruns)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child-root", help=argparse.SUPPRESS)
     parser.add_argument("--child-cache", help=argparse.SUPPRESS)
@@ -191,7 +192,9 @@ def main() -> None:
     root = os.path.join(args.workdir, f"root-{n}")
     built = build_root(root, n)
     print(f"root: {root} ({n:,} sessions{f', built in {built:.1f} s' if built else ', reused'})")
-    cache = tempfile.mkdtemp(prefix="gui-search-cache-", dir=args.workdir)
+    cache = args.cache or tempfile.mkdtemp(prefix="gui-search-cache-", dir=args.workdir)
+    os.makedirs(cache, exist_ok=True)
+    print(f"cache: {cache}")
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--child-root", root, "--child-cache", cache]
     cmd += ["--repeat", str(repeat)]
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -30,6 +30,7 @@ from app.search.indexer import IndexCancelled, Indexer, IndexProgress, IndexRepo
 from app.search.location import index_path
 from app.search.query import (
     Hit,
+    HitCounts,
     Searcher,
     SearchFilters,
     SearchQueryError,
@@ -42,6 +43,7 @@ __all__ = [
     "KINDS",
     "SCHEMA_VERSION",
     "Hit",
+    "HitCounts",
     "IndexCancelled",
     "IndexProgress",
     "IndexReport",

@@ -14,6 +14,9 @@ Why this layout (numbers from ``benchmarks/bench_search.py``):
   over 1.5x the JSON it covers.  A query therefore asks the index for the rows holding all of its
   trigrams and checks the text of those candidates (``app.search.query``); ``columnsize=0`` drops
   the per-row sizes only bm25 ranking reads (results are ordered by recency).
+- Two-character CJK terms have no trigram: ``cjk`` holds the adjacent CJK letter pairs of the rows
+  that have any (``app.search.cjk``), written by a trigger through ``ss_cjk_pairs``, a function
+  every writing connection registers (``IndexDb`` does).
 - Rows are deleted through ``docs`` (a trigger hands FTS5 the old text it needs to unindex them),
   by session through the ``docs_sid`` index.
 
@@ -38,8 +41,9 @@ from typing import Any
 
 from app.cache_db import connect_cache, unusable_reason
 from app.cache_db import remove_cache_files as remove_index_files
+from app.search.cjk import bigram_words
 
-SCHEMA_VERSION = 1  # PRAGMA user_version of the index; another value means "rebuild"
+SCHEMA_VERSION = 2  # PRAGMA user_version of the index; another value means "rebuild" (2: the cjk side index)
 TRIGRAM_MIN_SQLITE = (3, 34, 0)  # the first SQLite with FTS5's trigram tokenizer
 CACHE_KIB = 65536  # page cache of an indexing connection, KiB (FTS5 segment merges reread pages)
 
@@ -93,6 +97,13 @@ END;
 CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN
     INSERT INTO fts(fts, rowid, body) VALUES ('delete', old.id, old.body);
 END;
+CREATE VIRTUAL TABLE cjk USING fts5(pairs, tokenize='unicode61', detail=none, columnsize=0);
+CREATE TRIGGER docs_ai_cjk AFTER INSERT ON docs WHEN ss_cjk_pairs(new.body) IS NOT NULL BEGIN
+    INSERT INTO cjk(rowid, pairs) VALUES (new.id, ss_cjk_pairs(new.body));
+END;
+CREATE TRIGGER docs_ad_cjk AFTER DELETE ON docs BEGIN
+    DELETE FROM cjk WHERE rowid = old.id;
+END;
 """
 
 SESSION_COLUMNS = (
@@ -118,6 +129,12 @@ SESSION_COLUMNS = (
     "open_turn",
     "text_chars",
 )
+
+
+def _writer(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """``conn`` with the functions the index's triggers call (every connection that writes ``docs``)."""
+    conn.create_function("ss_cjk_pairs", 1, bigram_words, deterministic=True)
+    return conn
 
 
 @functools.lru_cache(maxsize=1)
@@ -193,7 +210,7 @@ class IndexDb:
     """
 
     def __init__(self, conn: sqlite3.Connection, path: str | None, fts: bool, messages: list[str]) -> None:
-        self.conn = conn
+        self.conn = _writer(conn)
         self.path = path  # None: in memory
         self.fts = fts
         self.messages = messages
@@ -278,7 +295,7 @@ class IndexDb:
         with contextlib.suppress(sqlite3.Error):
             self.conn.close()
         if self.path is None:
-            self.conn = sqlite3.connect(":memory:", check_same_thread=False)
+            self.conn = _writer(sqlite3.connect(":memory:", check_same_thread=False))
             self._create(identity)
             return
         remove_index_files(self.path)

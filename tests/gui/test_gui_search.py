@@ -43,7 +43,7 @@ def _window(qtbot: Any, make_window: Any, root: Any, **kw: Any) -> Any:
 
 
 def _type_query(qtbot: Any, w: Any, text: str) -> Any:
-    """Ctrl+K, type, wait for the debounced query's result."""
+    """Ctrl+K, type, wait for the debounced query's result (both steps: the hits, then their counts)."""
     qtbot.keyClick(w, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(w.search.pane.field.hasFocus, timeout=WAIT_MS)
     assert w.left_tabs.currentWidget() is w.search.pane
@@ -54,6 +54,7 @@ def _type_query(qtbot: Any, w: Any, text: str) -> Any:
             w.search.controller.last_result is not before
             and w.search.controller.last_result is not None
             and w.search.controller.last_result.query == text
+            and w.search.controller.last_result.counted
         ),
         timeout=WAIT_MS,
     )

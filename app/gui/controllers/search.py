@@ -10,6 +10,8 @@ said in the status bar (``message``), never in a dialog.
 Queries never run on the GUI thread: each runs on the executor (``in_thread``) on the index file's own
 read connection; one runs at a time and only the newest asked for is run next, so typing fast costs
 one query per pause, not one per key.  A result that is no longer the latest asked for is dropped.
+A query is two steps: the hits shown (``results_ready``, ~4 ms of SQL for a common word on 10,000
+sessions), then their whole counts (``counts_ready``, 30-100 ms), skipped when a newer query waits.
 
 May import: PySide6 (QObject, QTimer, signals), ``runtime``, ``controllers.search_index`` and
 ``app.search``; never a widget.
@@ -18,6 +20,7 @@ May import: PySide6 (QObject, QTimer, signals), ``runtime``, ``controllers.searc
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -70,6 +73,7 @@ class IndexState:
 
 class SearchController(QObject):
     results_ready = Signal(object, object)  # SearchResult, SearchRequest
+    counts_ready = Signal(object, object)  # the same SearchResult with its whole counts, SearchRequest
     query_failed = Signal(str, object)  # message, SearchRequest (a typo in the query: said next to the field)
     message = Signal(str)  # for the status bar: the index was created, rebuilt, fell back, failed
     state_changed = Signal(object)  # IndexState
@@ -291,7 +295,7 @@ class SearchController(QObject):
                     if worker is None:
                         result = SearchResult(request.query, "none", 0, 0, True, (), 0.0, ("the search index is not built yet",))
                     else:
-                        result = await in_thread(worker.search, request.query, request.filters)
+                        result = await in_thread(functools.partial(worker.search, count=False), request.query, request.filters)
                 except SearchQueryError as err:
                     if request.serial == self._serial:
                         self.query_failed.emit(str(err), request)
@@ -301,6 +305,16 @@ class SearchController(QObject):
                     continue  # the user typed on: a newer query is pending (or the field was cleared)
                 self.last_result = result
                 self.results_ready.emit(result, request)
+                if result.counted or worker is None or self._pending is not None:
+                    continue  # whole already, or the user typed on: the newer query goes first
+                try:
+                    counts = await in_thread(worker.count, request.query, request.filters)
+                except SearchQueryError:
+                    continue  # the same query just ran: it cannot fail now, but a changed index could
+                if request.serial != self._serial:
+                    continue
+                result = self.last_result = result.with_counts(counts)
+                self.counts_ready.emit(result, request)
         finally:
             self._querying = False
 

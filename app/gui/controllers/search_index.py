@@ -44,7 +44,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 from app.gui.runtime.worker_threads import Progress, lower_thread_priority
-from app.search import Indexer, IndexReport, Searcher, SearchFilters, SearchResult
+from app.search import HitCounts, Indexer, IndexReport, Searcher, SearchFilters, SearchResult
 from persistence import ListedEntry, list_jsonl_project, list_jsonl_session_dir
 
 log = logging.getLogger(__name__)
@@ -171,30 +171,37 @@ class IndexWorker:
 
     # ------------------------------------------------------------ queries (any one thread at a time)
 
-    def search(self, query: str, filters: SearchFilters, *, limit: int = QUERY_LIMIT) -> SearchResult:
+    def search(self, query: str, filters: SearchFilters, *, limit: int = QUERY_LIMIT, count: bool = True) -> SearchResult:
         """Run one query on the index file's own read connection (raises ``SearchQueryError`` on a typo).
 
+        ``count=False``: only the hits shown are read (``count`` gives the whole counts afterwards).
         An index kept in memory (the cache folder is inside the root) is only reachable through the
         indexer's connection: the query then runs on the index thread, between two sessions.
         """
+        return self._with_searcher(lambda s: s.search(query, filters, limit=limit, per_session=QUERY_PER_SESSION, count=count))
+
+    def count(self, query: str, filters: SearchFilters) -> HitCounts:
+        """The whole counts of ``query`` (up to the scan cap): the second step of a window query."""
+        return self._with_searcher(lambda s: s.count(query, filters))
+
+    def _with_searcher(self, ask: Callable[[Searcher], T]) -> T:
         if self.index_file is None and self._indexer is not None:
-            return self.call(self._search_in_memory(query, filters, limit))
+            return self.call(self._in_memory(ask))
         with self._search_lock:
             if self._searcher is None:
                 self._searcher = Searcher(self.index_file)
-            result = self._searcher.search(query, filters, limit=limit, per_session=QUERY_PER_SESSION)
+            answer = ask(self._searcher)
             damaged = self._searcher.damaged
             if damaged is not None:
                 self._searcher.close()
                 self._searcher = None
         if damaged is not None:
             self.request_rebuild(damaged)
-        return result
+        return answer
 
-    async def _search_in_memory(self, query: str, filters: SearchFilters, limit: int) -> SearchResult:
+    async def _in_memory(self, ask: Callable[[Searcher], T]) -> T:
         assert self._indexer is not None
-        searcher = self._indexer.searcher()
-        return searcher.search(query, filters, limit=limit, per_session=QUERY_PER_SESSION)
+        return ask(self._indexer.searcher())
 
     def call(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the index thread's loop and wait for it (from another thread)."""

@@ -111,6 +111,23 @@ class SearchResultsModel(QAbstractItemModel):
     def clear(self) -> None:
         self.set_result(None)
 
+    def update_counts(self, result: SearchResult) -> bool:
+        """Take ``result``'s counts for the groups shown (the same sessions, in the same order: the
+        second step of a query); False (nothing changed) when the rows shown are of another result."""
+        if self.result is None or result.query != self.result.query or len(result.sessions) != len(self._groups):
+            return False
+        if any(g.value.key != v.key for g, v in zip(self._groups, result.sessions, strict=True)):
+            return False
+        self.result = result
+        for g, v in zip(self._groups, result.sessions, strict=True):
+            g.value = v
+            g.cells = None
+            for h in g.hits:
+                h.cells = None  # a hit row's cells hold its group too
+        if self._groups:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._groups) - 1, len(COLUMNS) - 1))
+        return True
+
     @property
     def group_count(self) -> int:
         return len(self._groups)

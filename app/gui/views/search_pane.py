@@ -309,10 +309,7 @@ class SearchPane(QWidget):
             kept = self.model.hit_at(self.tree.currentIndex())
             scroll = self.tree.verticalScrollBar().value()
         self.model.set_result(result)
-        shown = self.model.hit_count_shown()
-        more = f" · showing {shown:,}" if shown < result.hit_count else ""
-        self.count.setText(f"<b>{result.summary()}</b>{more} · {result.elapsed_ms:.0f} ms")
-        self.count.setToolTip(f"query {result.query!r} · mode {result.mode}")
+        self._show_count(result)
         if result.hit_count == 0:
             lines = [_escape(result.empty_text(filters))]
             lines += [_escape(m) for m in result.messages]
@@ -331,6 +328,21 @@ class SearchPane(QWidget):
                         idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
                     )
             self.tree.verticalScrollBar().setValue(scroll)
+
+    def show_counts(self, result: SearchResult) -> None:
+        """The whole counts of the result shown (the second step of a query): the count line and each
+        session's hit count change, the rows, the selection and the scroll stay."""
+        if self.model.update_counts(result):
+            self._show_count(result)
+
+    def _show_count(self, result: SearchResult) -> None:
+        shown = self.model.hit_count_shown()
+        if not result.counted:
+            self.count.setText(f"<b>{shown:,} hits</b> shown · counting all … · {result.elapsed_ms:.0f} ms")
+        else:
+            more = f" · showing {shown:,}" if shown < result.hit_count else ""
+            self.count.setText(f"<b>{result.summary()}</b>{more} · {result.elapsed_ms:.0f} ms")
+        self.count.setToolTip(f"query {result.query!r} · mode {result.mode}")
 
     def show_error(self, message: str) -> None:
         """A query that cannot run (a typo): say where, keep the last results out of the way."""

@@ -67,6 +67,7 @@ class SearchFeatures(QObject):
         pane.hit_activated.connect(self.open_hit)
         pane.session_activated.connect(self._open_group)
         c.results_ready.connect(self._show_result)
+        c.counts_ready.connect(lambda result, _r: pane.show_counts(result))
         c.query_failed.connect(lambda message, _r: pane.show_error(message))
         c.state_changed.connect(self._state_changed)
         c.indexed.connect(self._index_changed)
