@@ -666,6 +666,47 @@ def build_demo_root(final: str) -> str:
     return final
 
 
+def reset_demo_root(final: str) -> str:
+    """Build a fresh demo root and swap it in place of ``final`` (Reset demo root).
+
+    The new root is built completely first (as ``build_demo_root`` does), then the old one is renamed
+    aside and the new one renamed in, so the path never holds a half-built demo; the old one is
+    deleted last.  Refuses any folder not named ``DEMO_DIR_NAME``: this deletes a whole tree, and
+    must never be pointed at a user's real session root.
+    """
+    if os.path.basename(os.path.normpath(final)) != DEMO_DIR_NAME:
+        raise ValueError(f"not a demo root (its folder is not named {DEMO_DIR_NAME!r}): {final}")
+    parent = os.path.dirname(final)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".demo-build-", dir=parent)
+    root = os.path.join(tmp, "root")
+    old = os.path.join(tmp, "old")
+    try:
+        asyncio.run(build_demo(root))
+        if os.path.isdir(final):
+            os.rename(final, old)
+        try:
+            os.rename(root, final)
+        except OSError:
+            if os.path.isdir(old) and not os.path.exists(final):
+                os.rename(old, final)  # the old demo back, rather than none
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+async def rebuild_demo_root(path: str) -> str:
+    """``reset_demo_root`` on the default executor (its own event loop); waits for it even when cancelled."""
+    fut = asyncio.get_running_loop().run_in_executor(None, reset_demo_root, path)
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            await fut
+        raise
+
+
 async def ensure_demo_root(path: str) -> str:
     """The demo root, built (once, on the default executor, in its own event loop) when missing.
 
@@ -681,7 +722,15 @@ async def ensure_demo_root(path: str) -> str:
         raise
 
 
-__all__ = ["DEMO_DIR_NAME", "build_demo", "build_demo_root", "demo_root_path", "ensure_demo_root"]
+__all__ = [
+    "DEMO_DIR_NAME",
+    "build_demo",
+    "build_demo_root",
+    "demo_root_path",
+    "ensure_demo_root",
+    "rebuild_demo_root",
+    "reset_demo_root",
+]
 
 
 if __name__ == "__main__":  # pragma: no cover - manual helper: python -m app.demo DIR

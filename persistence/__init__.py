@@ -82,6 +82,7 @@ from persistence.raw_decode import (
 )
 from persistence.service import AbortSignal, SessionPersistence
 from persistence.session import Session
+from persistence.sqlite.constants import SCHEMA_VERSION as SQLITE_SCHEMA_VERSION
 from persistence.sqlite.facts import writer_lock_held
 from persistence.store import SessionForkError, SessionStore
 from persistence.values import (
@@ -97,6 +98,7 @@ __all__ = [
     "LISTING_HEADER_LIMIT_BYTES",
     "READABLE_STATUSES",
     "SESSION_FORMAT_VERSION",
+    "SQLITE_SCHEMA_VERSION",
     "AbortSignal",
     "ArtifactInfo",
     "CancelToken",

@@ -35,6 +35,16 @@ Processes, per platform (all through ``psutil`` except the Linux fast path):
 * Processes that vanish, are zombies or deny access are skipped (``NoSuchProcess``, ``ZombieProcess``,
   ``AccessDenied``); a failed process listing is reported in ``LivenessVerdict.notes``, never raised.
 
+Our own writes are not evidence either: a fork, repair or restore this process just made leaves a
+fresh mtime that would otherwise read as "an agent may still be writing it" (issue 16: the resume
+dialog objected to the fork the window had written a second earlier).  ``OWN_WRITES`` remembers the
+newest change each of our writes left (file and mtime, taken after the writing store closed); while
+the artifact still shows exactly that change, ``RecentlyWritten`` does not fire.  Any later write by
+anyone moves the mtime or the file and the rule applies again.
+
+The window's timeline uses the same rule (``writer_active``) to tell an open turn that is being
+written ("live") from one that crashed, so the two can never disagree about the quiet period.
+
 No signal never proves an agent is gone.  ``--force`` (the override box in the window) is the only way
 past the guard; ``FORCE_RISK`` is the sentence that says what it risks.
 """
@@ -44,6 +54,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -197,6 +208,38 @@ class LivenessVerdict:
         return None if why is None else f"{why}. {FORCE_RISK}"
 
 
+# ---------------------------------------------------------------- our own writes
+
+
+class OwnWrites:
+    """The newest change each of this process's own writes left on an artifact (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._marks: dict[str, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+
+    def remember(self, ref: ArtifactRef) -> None:
+        """Call after the write is complete and the writing store closed (SQLite checkpoints on close)."""
+        try:
+            mark = newest_change(ref.kind, ref.path)
+        except OSError:
+            return
+        with self._lock:
+            self._marks[_real(ref.path)] = mark
+
+    def is_own(self, ref: ArtifactRef, newest: tuple[str, float]) -> bool:
+        """Whether ``newest`` (``newest_change`` of ``ref`` now) is still the change we made ourselves."""
+        with self._lock:
+            return self._marks.get(_real(ref.path)) == newest
+
+    def forget(self, ref: ArtifactRef) -> None:
+        with self._lock:
+            self._marks.pop(_real(ref.path), None)
+
+
+OWN_WRITES = OwnWrites()
+
+
 # ---------------------------------------------------------------- processes
 
 
@@ -306,18 +349,20 @@ def assess_liveness(
     in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
     harness_names: tuple[str, ...] = DEFAULT_HARNESS_NAMES,
     process_source: ProcessSource | None = None,
+    own_writes: OwnWrites | None = OWN_WRITES,
 ) -> LivenessVerdict:
     """Every sign that an agent may still be running the session stored in ``ref``; writes nothing.
 
     ``now`` is wall-clock seconds (``time.time()`` when None), for file and event ages.
     ``session_cwd`` (the session header's ``cwd``) enables the harness rule; ``last_event`` (the last
     stored event, a dict or an engine event) enables the in-flight rule.  ``process_source`` replaces
-    the process listing (tests; ``lambda _t: ()`` turns the process rules off).
+    the process listing (tests; ``lambda _t: ()`` turns the process rules off).  ``own_writes``: changes
+    this process made itself, which are no evidence (None: every recent change counts).
     """
     clock = time.time() if now is None else now
     signals: list[LivenessSignal] = []
     notes: list[str] = []
-    recent = _recently_written(ref, clock, quiet_seconds)
+    recent = _recently_written(ref, clock, quiet_seconds, own_writes)
     if recent is not None:
         signals.append(recent)
     if ref.kind == "sqlite":
@@ -376,12 +421,31 @@ def _artifact_files(ref: ArtifactRef) -> list[str]:
     return [p for p in paths if os.path.exists(p)]
 
 
-def _recently_written(ref: ArtifactRef, now: float, quiet_seconds: float) -> RecentlyWritten | None:
+def _recently_written(
+    ref: ArtifactRef, now: float, quiet_seconds: float, own_writes: OwnWrites | None = None
+) -> RecentlyWritten | None:
     """The newest change among the artifact and its SQLite sidecars (the engine's ``newest_change``),
-    when within ``quiet_seconds``.  A clock step backwards (an mtime in the future) counts as "just written"."""
+    when within ``quiet_seconds`` and not our own.  A clock step backwards (an mtime in the future)
+    counts as "just written"."""
     newest_path, newest = newest_change(ref.kind, ref.path)
+    if own_writes is not None and own_writes.is_own(ref, (newest_path, newest)):
+        return None
     age = now - newest
     return RecentlyWritten(newest_path, age, quiet_seconds) if age < quiet_seconds else None
+
+
+def writer_active(
+    ref: ArtifactRef, *, quiet_seconds: float = DEFAULT_QUIET_SECONDS, now: float | None = None
+) -> RecentlyWritten | None:
+    """The guard's recent-write rule alone (no process scan: cheap enough for every refresh of a view).
+
+    The window calls an open turn "live" while this fires, so the timeline and the guard agree on
+    what "recent" means; None also when the artifact is gone.
+    """
+    try:
+        return _recently_written(ref, time.time() if now is None else now, quiet_seconds, OWN_WRITES)
+    except OSError:
+        return None
 
 
 def _sqlite_busy(ref: ArtifactRef) -> DatabaseBusy | None:

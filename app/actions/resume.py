@@ -10,7 +10,11 @@ balanced session, ``sessionscope resume`` did not):
   commits a pending repair only when it was confirmed, proves the log is resumable, then launches.
 
 The window shows the plan in its dialog and passes the boxes the user ticked; the command line
-passes ``--force`` for both.  May import the standard library, ``app.actions`` and the engine.
+passes ``--force`` for both.  While the dialog is open the window re-judges the guard every second
+(``recheck_liveness``): an agent that stops writing stops blocking, one that starts starts.  Copying
+the command writes nothing unless it commits a confirmed repair the guard allows
+(``ResumePlan.repair_on_copy``), so the guard never blocks a plain copy (issue 16 bug 5).
+May import the standard library, ``app.actions`` and the engine.
 """
 
 from __future__ import annotations
@@ -136,6 +140,15 @@ class ResumePlan:
         command, error = _command_of(template, self.session_id, self.cwd, self.root)
         return dataclasses.replace(self, template=template, command=command, template_error=error)
 
+    def with_liveness(self, liveness: LivenessVerdict | None) -> ResumePlan:
+        """The same plan with a fresh guard verdict (the dialog re-checks while it is open)."""
+        return dataclasses.replace(self, liveness=liveness)
+
+    def repair_on_copy(self, *, repair_confirmed: bool, force: bool) -> bool:
+        """Whether "Copy command" commits the pending repair first: only a confirmed one the guard allows
+        (quiet, or overridden).  Otherwise copying writes nothing, so nothing may block it."""
+        return self.needs_repair and repair_confirmed and (self.objection is None or force)
+
     def require_command(self) -> ResumeCommand:
         """The command, or the template's ``ResumeLaunchError``."""
         if self.command is None:
@@ -198,6 +211,20 @@ async def plan_resume(
     where = root if root is not None else store_root(store)
     command, error = _command_of(template, session_id, tail.cwd, where)
     return ResumePlan(session_id, where, tail.cwd, preview, liveness, template, command, error)
+
+
+async def recheck_liveness(
+    store: CoordinatedPersistence,
+    plan: ResumePlan,
+    *,
+    quiet_seconds: float = DEFAULT_QUIET_SECONDS,
+    in_flight_seconds: float = DEFAULT_IN_FLIGHT_SECONDS,
+) -> ResumePlan:
+    """``plan`` with the guard judged again now (the preview and the command stay).  Reads only."""
+    if plan.preview.artifact is None:
+        return plan
+    verdict = await assess_session(store, plan.preview, quiet_seconds=quiet_seconds, in_flight_seconds=in_flight_seconds)
+    return plan.with_liveness(verdict)
 
 
 async def execute_resume(

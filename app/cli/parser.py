@@ -1,6 +1,6 @@
 """The argument parser, built from the verb table, and the check of ids that came from argv.
 
-May import the standard library, ``app.cli.verbs`` and the engine's error classes.
+May import the standard library, ``app.about`` (the version), ``app.cli.verbs`` and the engine's error classes.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from app.about import version_line
 from app.cli.verbs import VERBS
 from persistence import SessionArgumentError
 
@@ -20,11 +21,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="Browse, inspect and repair coding-agent session logs (JSONL roots or SQLite stores).",
         epilog="A sessionscope://open?root=...&session=...&seq=N link as the only argument opens the window there.",
     )
+    # argparse prints it and exits 0 before anything else is looked at: no Qt, no store opened.
+    parser.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
     parser.add_argument("--root", help="session root for the window (default $DSH_HOME/sessions or ~/.dsh/sessions)")
     parser.add_argument("--demo", action="store_true", help="open the window on the demo root (built once)")
     parser.add_argument("--session", metavar="ID", help="open this session directly")
     parser.add_argument("--seq", metavar="N", type=int, help="with --session: open the session at this event")
     parser.add_argument("--screenshot", metavar="FILE", help="save a PNG of the loaded window and exit")
+    parser.add_argument(
+        "--screenshot-of",
+        choices=("window", "about", "crash"),
+        default="window",
+        help="with --screenshot: the window, Help > About, or the crash dialog of a deliberate error",
+    )
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb in VERBS:
         p = sub.add_parser(verb.name, help=verb.help)

@@ -52,7 +52,16 @@ def launch_gui(args: argparse.Namespace) -> int:
     except ImportError:
         build_parser().print_help()
         return 0
-    return int(run_app(root=args.root, demo=args.demo, session=args.session, screenshot=args.screenshot, seq=args.seq))
+    return int(
+        run_app(
+            root=args.root,
+            demo=args.demo,
+            session=args.session,
+            screenshot=args.screenshot,
+            seq=args.seq,
+            screenshot_of=args.screenshot_of,
+        )
+    )
 
 
 def open_link(argv: Sequence[str]) -> int:
@@ -65,7 +74,9 @@ def open_link(argv: Sequence[str]) -> int:
     except LinkError as err:
         write_out(sys.stderr, f"sessionscope: cannot open the link: {err}\n")
         return 1
-    args = argparse.Namespace(root=link.root, demo=False, session=link.session, seq=link.seq, screenshot=None)
+    args = argparse.Namespace(
+        root=link.root, demo=False, session=link.session, seq=link.seq, screenshot=None, screenshot_of="window"
+    )
     return launch_gui(args)
 
 

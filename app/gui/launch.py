@@ -4,10 +4,12 @@
 Importing this module imports no Qt (the command line imports it to learn whether the window can
 run); Qt, qasync and the window are imported inside ``run_app``, which also applies the process-wide
 responsiveness knobs once (``runtime.responsiveness``).  Default folders come from ``app.paths``, the
-demo from ``app.demo``.
+demo from ``app.demo``.  It also starts the log file (``app.logging_setup``) and, for this window only,
+the crash reporter (``dialogs.crash_dialog``): here and not in ``MainWindow`` so that tests, which
+build windows themselves, keep pytest-qt's hook that fails a test on an exception in a slot.
 
-May import: ``app.paths`` at module level; ``app.demo``, ``app.gui.runtime`` and ``app.gui.window``
-inside ``run_app``.
+May import: ``app.paths`` and ``app.logging_setup`` at module level; ``app.demo``, ``app.gui.runtime``,
+``app.gui.dialogs`` and ``app.gui.window`` inside ``run_app``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import logging
 import sys
 from pathlib import Path
 
+from app.logging_setup import configure_logging, log_startup
 from app.paths import default_root, demo_root_path
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
@@ -42,6 +45,7 @@ def run_app(
     tab: str | None = None,
     timeout: float = 60.0,
     seq: int | None = None,
+    screenshot_of: str = "window",
 ) -> int:
     """Open the window; with ``screenshot`` save a PNG of it once loaded and return (0 on success)."""
     import qasync
@@ -49,12 +53,13 @@ def run_app(
     from PySide6.QtWidgets import QApplication
 
     from app.demo import ensure_demo_root
+    from app.gui.dialogs.crash_dialog import CrashReporter
     from app.gui.runtime.responsiveness import apply_responsiveness_knobs
     from app.gui.runtime.worker_processes import shutdown_pool, warm_pool
     from app.gui.window.main_window import MainWindow
     from app.gui.window.screenshot import capture
 
-    logging.basicConfig(level=logging.WARNING, format="sessionscope: %(levelname)s: %(message)s")
+    configure_logging()  # warnings still reach stderr; INFO and up also go to the rotating log file
     warm_pool()  # worker processes start while Qt sets up the window (PySide6 is imported above: no race)
     apply_responsiveness_knobs()  # GIL switch interval, collector, PySide6 refcount guard: once, here
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -62,6 +67,8 @@ def run_app(
     app.setApplicationName("SessionScope")
     app.setOrganizationName("SessionScope")
     app.setDesktopFileName("sessionscope")
+    # After the names: the demo root's folder is Qt's answer for this application.
+    log_startup("window" if screenshot is None else "window, screenshot", demo_root_path() if demo else root or default_root())
     icon_path = resources_dir() / ICON_NAME
     icon = QIcon(str(icon_path)) if icon_path.exists() else QIcon()
     app.setWindowIcon(icon)
@@ -69,6 +76,8 @@ def run_app(
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     window = MainWindow(restore_geometry=screenshot is None, icon=icon)
+    reporter = CrashReporter(lambda: window, lambda m: window.statusBar().showMessage(m, 15_000), parent=app)
+    reporter.install()
     window.show()
     result = {"code": 0}
 
@@ -81,7 +90,7 @@ def run_app(
         else:
             window.open_root(root or default_root(), session=session, seq=seq)
         if screenshot:
-            result["code"] = await capture(window, screenshot, tab=tab, timeout=timeout)
+            result["code"] = await capture(window, screenshot, tab=tab, timeout=timeout, subject=screenshot_of)
             window.close()
             loop.stop()
 
@@ -96,6 +105,7 @@ def run_app(
         task.add_done_callback(started)
         loop.run_forever()
         loop.run_until_complete(window.shutdown())
+    reporter.uninstall()
     shutdown_pool()
     return int(result["code"])
 

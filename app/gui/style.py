@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 
-from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase
+from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QPalette
 
 STATUS_LABELS: dict[str, str] = {
     "pending": "…",
@@ -76,6 +76,14 @@ KIND_COLORS = {
 LINK_COLOR = "#0b57d0"
 MUTED = "#808080"
 
+# The focused pane's ring (views.focus_ring): the palette's highlight when it stands out enough
+# against the pane's base colour, else one of these (a blue that reads on light, a light blue on dark).
+FOCUS_RING_WIDTH_PX = 2
+FOCUS_FALLBACK_LIGHT = "#0b57d0"
+FOCUS_FALLBACK_DARK = "#8ab4f8"
+MIN_FOCUS_CONTRAST = 3.0  # WCAG 2.1 SC 1.4.11: a focus indicator needs 3:1 against what is next to it
+DARK_LIGHTNESS = 128  # a window colour with HSL lightness below this (0-255) is a dark theme
+
 
 def color(hex_text: str | None) -> QColor | None:
     return None if hex_text is None else QColor(hex_text)
@@ -129,3 +137,32 @@ def format_size(n: int | None) -> str:
     if n < 1024**3:
         return f"{n / 1024 / 1024:.1f} MB"
     return f"{n / 1024**3:.2f} GB"
+
+
+def relative_luminance(c: QColor) -> float:
+    """WCAG relative luminance of an sRGB colour (0 black … 1 white)."""
+
+    def lin(v: float) -> float:
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * lin(c.redF()) + 0.7152 * lin(c.greenF()) + 0.0722 * lin(c.blueF())
+
+
+def contrast_ratio(a: QColor, b: QColor) -> float:
+    """WCAG contrast ratio of two colours (1 … 21)."""
+    la, lb = relative_luminance(a), relative_luminance(b)
+    hi, lo = max(la, lb), min(la, lb)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def is_dark(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Window).lightness() < DARK_LIGHTNESS
+
+
+def focus_color(palette: QPalette) -> QColor:
+    """The focus ring's colour for ``palette``: its highlight, unless that is too faint against the base."""
+    base = palette.color(QPalette.ColorRole.Base)
+    highlight = palette.color(QPalette.ColorRole.Highlight)
+    if contrast_ratio(highlight, base) >= MIN_FOCUS_CONTRAST:
+        return highlight
+    return QColor(FOCUS_FALLBACK_DARK if is_dark(palette) else FOCUS_FALLBACK_LIGHT)

@@ -5,7 +5,9 @@ What it holds, one concept per module:
 - ``nodes``         ``TimelineNode`` (one row of the tree), its flags, ``Usage``
 - ``fold``          the fold: one handler per event type (a dispatch table), ``derive``
 - ``event_rows``    how a standalone event (request, title, retry, unknown type …) reads as a row
-- ``spans``         block spans, the tail-first view, "load older" steps, re-deriving a grown log
+- ``spans``         block spans, the tail-first view, "load older" steps and pages, re-deriving a grown log
+- ``damaged``       the decodable prefix of a log the engine refuses, and the row saying what stopped it
+                    (imported as ``app.timeline.damaged``: it reads packed rows with ``app.search.damaged``)
 - ``summaries``     one-line summaries, compact JSON, message text
 - ``detail_text``   the full text of a row for the detail pane
 - ``title``         the session title (latest ``session/title`` wins)
@@ -14,7 +16,9 @@ What it holds, one concept per module:
 It is a viewer concept, so it lives in ``app`` rather than the engine; it is pure so the window's
 item model (``app.gui.models.timeline``, a thin Qt adapter), the benchmarks and the tests all use the
 same code.  Import rule: the stdlib and the public ``persistence`` package only — never Qt, never
-``app.gui``, never an engine sub-module.
+``app.gui``, never an engine sub-module (one exception: ``damaged`` reads packed chunk rows with
+``app.search.damaged.packed_row``, so search and the timeline read a damaged log's rows alike; it
+is not imported here, so importing the timeline never imports search).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from app.timeline.nodes import (
 )
 from app.timeline.record_fields import get_path
 from app.timeline.spans import (
+    OLDER_EVENT_BUDGET,
     Growth,
     Span,
     block_spans,
@@ -43,7 +48,10 @@ from app.timeline.spans import (
     derive_growth,
     derive_older,
     derive_tail,
+    older_label,
     older_start,
+    older_turns,
+    page_start,
     span_containing,
     tail_first_span,
 )
@@ -55,6 +63,7 @@ __all__ = [
     "ERROR",
     "HUMAN",
     "INTERRUPTED",
+    "OLDER_EVENT_BUDGET",
     "OPEN",
     "PRUNED",
     "REPAIRED",
@@ -77,8 +86,11 @@ __all__ = [
     "latest_title",
     "node_detail",
     "node_detail_text_only",
+    "older_label",
     "older_start",
+    "older_turns",
     "one_line",
+    "page_start",
     "span_containing",
     "tail_first_span",
 ]

@@ -105,6 +105,43 @@ def older_start(
     return start
 
 
+def page_start(
+    spans: Sequence[Span],
+    first: int,
+    rows: int,
+    derived: Sequence[object | None] = (),
+    *,
+    event_budget: int = OLDER_EVENT_BUDGET,
+) -> int:
+    """The first span of a "load older" page: ``rows`` blocks above ``spans[first:]`` (a screenful of
+    top-level rows), fewer when the blocks not ``derived`` yet would fold more than ``event_budget``
+    events on the caller's thread; always at least one block.  Blocks already derived (the background
+    index) cost nothing, so a page of them is always whole.
+    """
+    start = first - 1
+    cost = 0 if start < len(derived) and derived[start] is not None else spans[start][1] - spans[start][0]
+    while start > 0 and first - start < rows:
+        prev = start - 1
+        more = 0 if prev < len(derived) and derived[prev] is not None else spans[prev][1] - spans[prev][0]
+        if cost + more > event_budget:
+            break
+        cost += more
+        start = prev
+    return max(0, start)
+
+
+def older_turns(records: Sequence[dict[str, Any]], spans: Sequence[Span], first: int) -> int:
+    """Turns among the blocks above ``spans[first:]`` (each turn is one block, opened by ``turn/start``)."""
+    return sum(1 for s, _e in spans[:first] if item_type(records[s]) == "turn/start")
+
+
+def older_label(turns: int) -> str:
+    """The first row of a tail-first view: what is above, in turns (a user's unit), never in blocks."""
+    if turns <= 0:
+        return "▲ Older events"  # only events between turns are above
+    return f"▲ {turns:,} older turn" + ("" if turns == 1 else "s")
+
+
 # ---------------------------------------------------------------- tail-first derivation
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import tempfile
+import traceback
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -134,3 +136,68 @@ def zoo_root(tmp_path: Path) -> Path:
     ):
         copy_private(UPSTREAM / "jsonl-zstd" / scenario, root)
     return root
+
+
+# ---------------------------------------------------------------- exceptions inside Qt and the loop
+
+
+class QtErrors:
+    """Exceptions raised where no test frame sees them: Qt slots, PySide6 virtual overrides, loop callbacks.
+
+    PySide6 hands an exception raised in a slot (a signal's Python receiver, a ``QTimer`` callback) or
+    in a virtual override Qt calls from its event loop (``data()``, ``paintEvent``) to ``sys.excepthook``
+    and carries on; qasync hands one raised in a loop callback (or a task nobody awaits) to the loop's
+    exception handler, which only logs it.  Either way the test would pass with a traceback on stderr
+    (issue 16 bug 4 was found that way).  ``take()`` consumes what a test provoked on purpose.
+    """
+
+    def __init__(self) -> None:
+        self.caught: list[str] = []
+
+    def hook(self, exc_type: type[BaseException], value: BaseException, tb: Any) -> None:
+        self.caught.append("".join(traceback.format_exception(exc_type, value, tb)))
+
+    def loop_handler(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if exc is None or isinstance(exc, asyncio.CancelledError):
+            loop.default_exception_handler(context)  # a warning without an exception is not a failure
+            return
+        self.caught.append(f"{context.get('message', 'loop callback failed')}\n" + "".join(traceback.format_exception(exc)))
+
+    def take(self) -> list[str]:
+        out, self.caught = self.caught, []
+        return out
+
+    def check(self, when: str) -> None:
+        if self.caught:
+            found = self.take()
+            head = f"{when}: {len(found)} exception(s) raised in a Qt slot, virtual method or loop callback:\n"
+            pytest.fail(head + "\n".join(found), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def qt_errors(qapp: Any, aloop: asyncio.AbstractEventLoop) -> Iterator[QtErrors]:
+    """Fail any window test on an exception raised in a Qt slot, a virtual method or a loop callback.
+
+    Independent of pytest-qt's own capture (which a ``qt_no_exception_capture`` mark turns off): the hook
+    records, then chains to whatever hook was installed before it (pytest-qt's, or the default).  A hook
+    installed later (the launcher's crash dialog, ``app.gui.launch``) must chain to the previous one, as
+    it does; whatever a test leaves installed is put back afterwards so nothing leaks into the next test.
+    """
+    errors = QtErrors()
+    previous = sys.excepthook
+
+    def hook(exc_type: type[BaseException], value: BaseException, tb: Any) -> None:
+        errors.hook(exc_type, value, tb)
+        previous(exc_type, value, tb)
+
+    sys.excepthook = hook
+    old_handler = aloop.get_exception_handler()
+    aloop.set_exception_handler(errors.loop_handler)
+    try:
+        yield errors
+        qapp.processEvents()  # a slot queued by the test's last step runs now, inside the check
+        errors.check("exception in the test")
+    finally:
+        aloop.set_exception_handler(old_handler)
+        sys.excepthook = previous

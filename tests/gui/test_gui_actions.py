@@ -469,7 +469,8 @@ def test_resuming_a_session_that_is_being_written_needs_the_override(
     w.menus.resume.trigger()
     dlg = wait_dialog(qtbot, w, ResumeDialog)
     assert dlg.confirm_repair is None and dlg.liveness is not None
-    assert not dlg.copy_button.isEnabled()
+    # Issue 16 bug 5: the guard holds back what would run the agent, never "Copy command" (it writes nothing).
+    assert dlg.copy_button.isEnabled() and not dlg.terminal_button.isEnabled()
     dlg.override.setChecked(True)
     assert dlg.copy_button.isEnabled()
     dlg.reject()

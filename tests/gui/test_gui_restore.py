@@ -75,3 +75,41 @@ def test_repair_dialog_requires_consent_to_cut_intact_records(qtbot: Any, make_w
     dlg.reject()
     assert wait_done(qtbot, seen, w)[:2] == ("repair", "cancelled")
     assert os.path.getsize(artifact) == len(data) + len(b"{damaged\n") + len(js_dumps(nxt)) + 1
+
+
+@pytest.mark.parametrize("backend", ["jsonl-zstd", "jsonl-none", "sqlite"])
+def test_banner_repair_then_restore_backup_undoes_it(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, backend: str
+) -> None:
+    """The banner of a crashed session offers "Repair …"; after the repair, "Restore backup …" puts the
+    original back (the guard does not take the window's own repair for an agent), backing up the repaired state."""
+    target, folder = make_root(arun, tmp_path, backend)
+    w = open_on(qtbot, make_window, target, "crashed")
+    artifact = target if backend == "sqlite" else Path(w.current_row().path)
+    original = artifact.read_bytes()
+    events_before = w.current_row().event_count
+    qtbot.waitUntil(lambda: w.banner.repair_button.isVisible(), timeout=WAIT_MS)
+    assert not w.banner.restore_button.isVisible()
+    seen = record_done(w)
+    w.banner.repair_button.click()
+    dlg = wait_dialog(qtbot, w, RepairDialog)
+    dlg.repair_button.click()
+    assert wait_done(qtbot, seen, w)[:2] == ("repair", "done")
+    qtbot.waitUntil(lambda: w.current_row().status == "ok" and w.banner.restore_button.isVisible(), timeout=WAIT_MS)
+    assert not w.banner.repair_button.isVisible()
+    [repair_backup] = backups(folder)
+
+    w.banner.restore_button.click()
+    dlg = wait_dialog(qtbot, w, RestoreDialog)
+    assert dlg.liveness is None, dlg.liveness  # the repair a moment ago was the window's own write
+    assert dlg.chosen is not None and dlg.chosen.path == str(repair_backup)
+    dlg.restore_button.click()
+    action, outcome, message = wait_done(qtbot, seen, w)
+    assert (action, outcome) == ("restore", "done"), message
+    assert len(backups(folder)) == 2  # the repair's backup and the repaired state the restore replaced
+    if backend != "sqlite":
+        assert artifact.read_bytes() == original
+    qtbot.waitUntil(
+        lambda: w.current_row().status == "open-turn" and w.current_row().event_count == events_before, timeout=WAIT_MS
+    )
+    qtbot.waitUntil(lambda: w.banner.repair_button.isVisible(), timeout=WAIT_MS)

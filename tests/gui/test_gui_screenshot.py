@@ -47,3 +47,27 @@ def test_cli_screenshot_smoke(demo_root: str, tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     _check_png(out)
+
+
+@pytest.mark.parametrize("subject", ["about", "crash"])
+def test_cli_screenshot_of_a_dialog(demo_root: str, tmp_path: Path, subject: str) -> None:
+    """``--screenshot-of about|crash``: Help > About, or the crash dialog of a deliberate error raised in a
+    Qt slot (the real launch path's reporter catches it, logs it and shows it; the window keeps running)."""
+    out = tmp_path / f"{subject}.png"
+    logs = tmp_path / "log"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO), SESSIONSCOPE_LOG_DIR=str(logs))
+    env["SESSIONSCOPE_DATA_DIR"] = str(Path(demo_root).parent)
+    proc = subprocess.run(
+        [sys.executable, "-m", "app", "--demo", "--screenshot", str(out), "--screenshot-of", subject],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=80,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    img = QImage(str(out))
+    assert not img.isNull() and img.width() >= 300 and img.height() >= 150
+    assert img.width() < 1200  # the dialog, not the window
+    logged = "".join(p.read_text(encoding="utf-8") for p in logs.glob("sessionscope.log*"))
+    assert ("ScreenshotCrash: a deliberate error" in logged) == (subject == "crash")

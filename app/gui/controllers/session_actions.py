@@ -7,6 +7,11 @@ and only then calls the matching ``execute_*`` with the user's choices: the same
 line calls, so the two cannot drift.  A rejected dialog or a cancelled job writes nothing.
 Afterwards the list rows it touched are re-scanned at once and the open session is reloaded.
 
+Our own writes are remembered (``app.actions.liveness.OWN_WRITES``, after the writing store has
+closed): the guard does not take the fork, repair or restore the window just made for an agent at
+work (issue 16 bug 5).  The resume dialog's guard is judged again every second while it is open.
+A repair's backup is remembered per session so the banner can offer "Restore backup …" (undo).
+
 Every engine call of an action (each plan and each execute, the backup check) runs inside the
 window's collector pause (``runtime.collector``), never the wait for a dialog: the engine's own pause
 then nests inside ours and the window's policy stays the one owner of the collector.
@@ -35,6 +40,7 @@ from app.actions import fork as fork_action
 from app.actions import repair as repair_action
 from app.actions import resume as resume_action
 from app.actions.artifacts import ArtifactRef
+from app.actions.liveness import OWN_WRITES
 from app.gui.controllers.session_list import SessionListController
 from app.gui.controllers.session_loader import SessionLoader
 from app.gui.dialogs import ForkDialog, RepairDialog, RestoreDialog, ResumeDialog, await_dialog
@@ -89,6 +95,8 @@ class SessionActions(QObject):
         self.dialog: QDialog | None = None  # the action dialog on screen (tests drive it)
         self.error_box: QMessageBox | None = None
         self.file_dialog: QFileDialog | None = None
+        self.session_id: str | None = None  # the session the last action started on (View > Activity records it)
+        self.repair_backups: dict[str, str] = {}  # session id -> the backup its last repair here made
 
     # ------------------------------------------------------------ what is offered
 
@@ -111,6 +119,15 @@ class SessionActions(QObject):
     def busy(self) -> bool:
         return self.jobs.running("action")
 
+    def has_repair_backup(self, session_id: str) -> bool:
+        """A repair made here left a backup of this session: "Restore backup …" can undo it."""
+        return session_id in self.repair_backups
+
+    async def _remember_own_write(self, ref: ArtifactRef | None) -> None:
+        """After the writing store closed: this change is ours, not an agent's (the guard skips it)."""
+        if ref is not None:
+            await in_thread(OWN_WRITES.remember, ref)
+
     # ------------------------------------------------------------ entry points
 
     def repair(self, row: SessionRow) -> asyncio.Task[Any] | None:
@@ -129,6 +146,7 @@ class SessionActions(QObject):
 
     def ask_copy_raw(self, row: SessionRow) -> None:
         """Choose a destination, then copy (the dialog is non-blocking; ``copy_raw`` does the work)."""
+        self.session_id = row.session_id
         ref = self._artifact(row)
         if ref is None:
             self._report("copy", "refused", "This session has no artifact file to copy.")
@@ -153,6 +171,7 @@ class SessionActions(QObject):
         if self.controller.root is None:
             coro.close()
             return None
+        self.session_id = row.session_id
         return self.jobs.spawn(self._guard(action, coro), name=f"{action} {row.session_id}", key="action")
 
     async def _guard(self, action: str, coro: Any) -> None:
@@ -198,6 +217,9 @@ class SessionActions(QObject):
                 result = await repair_action.execute_repair(
                     store, plan, force=force, quiet_seconds=quiet, accept_loss=accept_loss
                 )
+        await self._remember_own_write(plan.preview.artifact)
+        if result.backup:
+            self.repair_backups[row.session_id] = result.backup
         text = f"Repaired {row.session_id}: now {result.status_after}, {result.events_after:,} events; backup at {result.backup}"
         await self._refresh(row, reopen=True)
         self.message.emit(text)
@@ -233,7 +255,13 @@ class SessionActions(QObject):
         async with writable_store(root) as store:
             with collector_paused():
                 plan = await backup_action.plan_restore(store, row.session_id, quiet_seconds=quiet)
-            dlg = RestoreDialog(row.session_id, list(plan.backups), plan.liveness, self.parent_widget)
+            dlg = RestoreDialog(
+                row.session_id,
+                list(plan.backups),
+                plan.liveness,
+                self.parent_widget,
+                preferred=self.repair_backups.get(row.session_id),
+            )
             code = await self._ask(dlg)
             chosen, force = dlg.chosen, dlg.force  # the dialog goes at the next loop turn
             if code != QDialog.DialogCode.Accepted or chosen is None:
@@ -241,6 +269,7 @@ class SessionActions(QObject):
                 return
             with collector_paused():
                 result = await backup_action.restore_backup(store, row.session_id, chosen.path, force=force, quiet_seconds=quiet)
+        await self._remember_own_write(plan.artifact)
         text = (
             f"Restored {row.session_id} from {os.path.basename(result.restored_from)}; "
             f"the replaced state is backed up at {result.backup_of_current}"
@@ -268,6 +297,10 @@ class SessionActions(QObject):
                 result = await fork_action.execute_fork(store, plan, title=title)
         loc = result.location
         new_id = result.child_id
+        if self.controller.is_jsonl:
+            await self._remember_own_write(ArtifactRef("jsonl", loc.path) if loc is not None else None)
+        else:
+            await self._remember_own_write(ArtifactRef("sqlite", root))
         paths = [os.path.dirname(os.path.dirname(loc.path))] if loc is not None and self.controller.is_jsonl else []
         await self.controller.rescan(paths)
         if self.select_session(new_id):
@@ -288,17 +321,30 @@ class SessionActions(QObject):
                     store, row.session_id, self.settings.resume_template(), root=root, quiet_seconds=quiet
                 )
             dlg = ResumeDialog(plan, parent=self.parent_widget)
-            code = await self._ask(dlg)
-            # The dialog is deleted at the next event-loop turn: read everything from it now.
-            command, force, confirmed, template = dlg.command, dlg.force, dlg.repair_confirmed, dlg.template.text()
+            checker = _LivenessRecheck(store, dlg, quiet)
+            try:
+                code = await self._ask(dlg)
+                # The dialog is deleted at the next event-loop turn: read everything from it now.
+                command, force, confirmed, template = dlg.command, dlg.force, dlg.repair_confirmed, dlg.template.text()
+                plan = dlg.plan.with_template(template)  # with the guard's latest verdict
+            finally:
+                await checker.stop()
             if code not in (ResumeDialog.TERMINAL, ResumeDialog.COPY) or command is None:
                 self.done.emit("resume", "cancelled", "nothing was changed")
                 return
             self.settings.set_resume_template(template)
+            if code == ResumeDialog.COPY and not plan.repair_on_copy(repair_confirmed=confirmed, force=force):
+                # Copying writes nothing: no guard, no repair, no store call.
+                QGuiApplication.clipboard().setText(command.text)
+                note = " (nothing was written: the session needs repair first)" if plan.needs_repair else ""
+                text = f"Copied to the clipboard: {command.text}{note}"
+                self.message.emit(text)
+                self.done.emit("resume", "done", text)
+                return
             with collector_paused():
                 outcome = await resume_action.execute_resume(
                     store,
-                    plan.with_template(template),
+                    plan,
                     repair_confirmed=confirmed,
                     force=force,
                     open_terminal=code == ResumeDialog.TERMINAL,
@@ -306,6 +352,8 @@ class SessionActions(QObject):
                 )
         repaired = "" if outcome.backup is None else f" (repaired first; backup at {outcome.backup})"
         if outcome.backup is not None:
+            await self._remember_own_write(plan.preview.artifact)
+            self.repair_backups[row.session_id] = outcome.backup
             await self._refresh(row, reopen=True)
         if outcome.launched:
             text = f"Started in a terminal: {outcome.command.text}{repaired}"
@@ -360,3 +408,41 @@ class SessionActions(QObject):
         box.open()
         self.message.emit(text)
         self.done.emit(action, outcome, text)
+
+
+class _LivenessRecheck:
+    """Answers the resume dialog's ``recheck_requested`` with a fresh guard verdict, one check at a time."""
+
+    def __init__(self, store: CoordinatedPersistence, dlg: ResumeDialog, quiet_seconds: float) -> None:
+        self.store = store
+        self.dlg = dlg
+        self.quiet_seconds = quiet_seconds
+        self.task: asyncio.Task[Any] | None = None
+        self.stopped = False
+        dlg.recheck_requested.connect(self.start)
+
+    def start(self) -> None:
+        if self.stopped or (self.task is not None and not self.task.done()):
+            return  # the previous check is still running (a slow process scan): skip this tick
+        self.task = asyncio.ensure_future(self._check())
+
+    async def _check(self) -> None:
+        try:
+            with collector_paused():
+                fresh = await resume_action.recheck_liveness(self.store, self.dlg.plan, quiet_seconds=self.quiet_seconds)
+        except (SessionPersistenceError, OSError, sqlite3.Error) as err:
+            log.warning("re-checking the liveness guard failed: %s", err)  # the last verdict stands
+            return
+        if not self.stopped:
+            self.dlg.set_plan(fresh)
+
+    async def stop(self) -> None:
+        """Before the store closes: no check may still be using it."""
+        self.stopped = True
+        task, self.task = self.task, None
+        if task is not None and not task.done():
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass

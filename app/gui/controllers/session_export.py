@@ -86,6 +86,7 @@ class SessionExport(QObject):
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._tick)
         self._watch: tuple[Progress, str, str] | None = None
+        self.session_id: str | None = None  # the session of the last export asked for (View > Activity)
 
     @property
     def busy(self) -> bool:
@@ -95,6 +96,7 @@ class SessionExport(QObject):
         if self.busy:
             self.done.emit("failed", "Another export is still running; try again when it has finished.", path)
             return None
+        self.session_id = session_id
         return self.jobs.spawn(self._export(root, session_id, fmt, path), name=f"export {session_id}", key="export")
 
     async def _export(self, root: str, session_id: str, fmt: str, path: str) -> None:

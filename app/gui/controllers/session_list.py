@@ -11,19 +11,29 @@ as a traceback and an empty "0 sessions" list.
 The opened root is one value, ``OpenRoot`` (path, read-only store, backend), that the loader, the
 diagnosis pass and the session actions take from here.
 
-May import: PySide6 (QObject/QTimer/signals only), the models, ``runtime``, the other controllers'
-Qt-free values and the diagnosis pass, and the public ``persistence`` package; never a widget.
+Unseen sessions (issue 16): which revision of each session the user last opened, and when the root was
+last visited, are kept per root in the window's QSettings (``seenSessions/<hash of the root>``, one JSON
+value, at most ``SEEN_MAX_PER_ROOT`` sessions).  The model marks from them; this loads them when a
+root opens and saves them ``SEEN_SAVE_MS`` after a change (and when the root closes).  A session never
+opened counts as unseen when it was modified after the previous visit began; on a first visit, after
+this one began (so what changes while the window is open is marked).
+
+May import: PySide6 (QObject/QTimer/QSettings/signals only), the models, ``runtime``, the other
+controllers' Qt-free values and the diagnosis pass, and the public ``persistence`` package; never a widget.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 import threading
+import time
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from app.gui.controllers.diagnosis_pass import DiagnosisPass
 from app.gui.controllers.open_root import OpenRoot
@@ -49,6 +59,8 @@ DEFAULT_POLL_MS = 5000
 BATCH_MS = 120  # listing batches reach the model at most this often
 FLUSH_ROWS = 1000  # rows moved into the model per GUI-thread slice (~10-25 ms)
 SLICE_GAP_MS = 15  # between slices the view repaints (~25 ms for a full table) instead of queueing behind them
+SEEN_SAVE_MS = 1000  # the looked-at state is written at most this long after it changed
+SEEN_GROUP = "seenSessions"
 
 
 def diff_listing(shown: dict[str, str | None], found: list[FoundArtifact]) -> tuple[list[str], list[FoundArtifact]]:
@@ -76,10 +88,18 @@ class SessionListController(QObject):
         details: DiagnosisPass,
         *,
         poll_ms: int = DEFAULT_POLL_MS,
+        settings: QSettings | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.model = model
+        self.settings = settings  # where the looked-at state lives (None: kept for this run only)
+        self._next_baseline_ns: int | None = None  # when this visit began: the next visit's baseline
+        self._seen_timer = QTimer(self)
+        self._seen_timer.setSingleShot(True)
+        self._seen_timer.setInterval(SEEN_SAVE_MS)
+        self._seen_timer.timeout.connect(self.save_seen)
+        model.seen_changed.connect(self._seen_timer.start)
         self.jobs = jobs
         self.details = details
         self.root: str | None = None  # the root asked for (set even when it cannot be opened)
@@ -125,6 +145,8 @@ class SessionListController(QObject):
         self._told_one_by_one = False
         self.listed.clear()
         self.model.clear()
+        self.model.root_folder = None
+        self._load_seen(self.root)
         if not os.path.exists(self.root):
             self.root_failed.emit(f"No session root at {self.root}")
             self.listed.set()
@@ -138,6 +160,7 @@ class SessionListController(QObject):
             self.listing_finished.emit(0)
             return
         opened = self.opened = OpenRoot(self.root, store, os.path.isdir(self.root))
+        self.model.root_folder = self.root if opened.is_jsonl else os.path.dirname(self.root)
         self.details.set_root(opened)
         with collector_paused():
             try:
@@ -165,6 +188,7 @@ class SessionListController(QObject):
             if generation != self._generation:
                 return
         self.listed.set()
+        self._seen_timer.start()  # this visit's start becomes the next visit's baseline
         self.listing_finished.emit(self.model.total)
         await self.watcher.start(self.root)
         self._poll.start()
@@ -277,6 +301,8 @@ class SessionListController(QObject):
         return rows
 
     async def _close_root(self) -> None:
+        if self._seen_timer.isActive():
+            self.save_seen()
         self._poll.stop()
         self._batch_timer.stop()
         self._pending = []
@@ -290,6 +316,42 @@ class SessionListController(QObject):
     async def close(self) -> None:
         self._generation += 1
         await self._close_root()
+
+    # ------------------------------------------------------------ unseen sessions
+
+    @staticmethod
+    def _seen_key(root: str) -> str:
+        return f"{SEEN_GROUP}/{hashlib.sha1(root.encode('utf-8', 'surrogateescape'), usedforsecurity=False).hexdigest()[:20]}"
+
+    def _load_seen(self, root: str) -> None:
+        """Give the model ``root``'s looked-at state (a missing or unreadable value: nothing looked at yet)."""
+        self._seen_timer.stop()
+        now = time.time_ns()
+        self._next_baseline_ns = now
+        seen: dict[str, str | None] = {}
+        baseline: int | None = None
+        raw: Any = None if self.settings is None else self.settings.value(self._seen_key(root))
+        if isinstance(raw, str):
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = None
+            if isinstance(value, dict) and value.get("root") == root:
+                got = value.get("seen")
+                if isinstance(got, dict):
+                    seen = {k: v for k, v in got.items() if isinstance(k, str) and (v is None or isinstance(v, str))}
+                b = value.get("baseline_ns")
+                baseline = b if isinstance(b, int) and not isinstance(b, bool) else None
+        self.model.set_seen_state(seen, baseline if baseline is not None else now)
+
+    def save_seen(self) -> None:
+        """Write the open root's looked-at state now (the model's, with this visit's start as the baseline)."""
+        self._seen_timer.stop()
+        if self.settings is None or self.root is None:
+            return
+        seen, _baseline = self.model.seen_state()
+        value = {"root": self.root, "baseline_ns": self._next_baseline_ns, "seen": seen}
+        self.settings.setValue(self._seen_key(self.root), json.dumps(value, separators=(",", ":")))
 
     # ------------------------------------------------------------ refreshing
 

@@ -9,6 +9,22 @@ The window hands ``open`` the row and the ``OpenRoot`` it belongs to; the loader
 ``OpenSession`` (``opened``) once the diagnosis is known: the window reads what it shows about the
 session from that value, never from the loader's fields.
 
+One revision for every view (issue 16, bugs 1 and 2).  A refresh is one engine ``view`` of the log
+(verdict, stored events, closers and, for JSONL, the very bytes it parsed), and the timeline and raw
+models are brought to exactly that read before a ``SessionSnapshot`` of it is emitted
+(``snapshot_ready``); the window renders the list row, banners, Header tab and raw count from that
+value only.  The models still change incrementally (only the new events are folded and merged,
+only the new bytes decoded), but the verdict is never older or newer than what they show: an
+append that makes the log corrupt reloads the views as the corrupt log (its decodable prefix and a
+"Stopped here" row), instead of merging events the engine refuses.  Re-reading a huge log on every
+append costs a whole parse (about 0.5 s at 200k events), so follows are paced to at most
+``FOLLOW_DUTY`` of the wall time.
+
+A live turn (issue 16, bug 3): an open turn whose log changed within the liveness guard's quiet
+period (``app.actions.liveness.writer_active``) is being written, so the timeline shows it as open
+without the would-be closers unless ``show_closers`` asks for them; ``reevaluate`` (the window calls
+it when the quiet period has passed, or when the toggle changes) re-judges it without a read.
+
 May import: PySide6 (QObject and signals only), the models, ``runtime``, ``controllers.open_root``,
 ``app.timeline`` and the public ``persistence`` package; never a widget.
 """
@@ -18,28 +34,38 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.actions.artifacts import ArtifactRef
+from app.actions.liveness import DEFAULT_QUIET_SECONDS, RecentlyWritten, writer_active
 from app.gui.controllers.open_root import OpenRoot
 from app.gui.models.raw_lines import RawLinesModel
 from app.gui.models.raw_text import RawText, decode_jsonl, decode_records
 from app.gui.models.session_row import READABLE, SessionRow
+from app.gui.models.session_snapshot import RawFacts, SessionSnapshot
 from app.gui.models.timeline import TimelineModel
 from app.gui.runtime.collector import settle
 from app.gui.runtime.jobs import Jobs
 from app.gui.runtime.viewer_store import ViewerStore
 from app.gui.runtime.worker_threads import Progress, checkpoint, in_thread
-from app.timeline import derive_growth, derive_older, derive_tail
+from app.timeline import derive_growth, derive_older, derive_tail, latest_title
+from app.timeline.damaged import damaged_timeline_of_file
 from app.timeline.walk import walk, walk_items
 from persistence import EventTable, SessionDiagnosis, SessionPersistenceError, SessionView, interrupted_turn_closers
 
 log = logging.getLogger(__name__)
 PREVIEW_EVENTS = 3000  # events of the tail shown before the whole log is read
 PREVIEW_PAINT_S = 0.04
+# A follow re-reads the whole log (one revision for every view); after a read that took T seconds the
+# next one waits T * (1/FOLLOW_DUTY - 1), so a log appended to without pause costs at most a third of
+# the time (a 200k-event log: ~0.5 s read, then ~1 s of rest).  Small logs read in ms: no visible delay.
+FOLLOW_DUTY = 1 / 3
+DAMAGED_PREFIX_STATUSES = ("corrupt", "unreadable")  # logs whose timeline is their decodable prefix
 
 
 @dataclass(slots=True)
@@ -60,6 +86,9 @@ class OpenSession:
     dev_ino: str | None = None
     loaded: bool = False
     previewed: bool = False  # the timeline first showed a tail read
+    snapshot: SessionSnapshot | None = None  # what every view shows: the newest read the models hold
+    records: Sequence[dict[str, Any]] | None = None  # that read's events, closers included
+    stored_records: Sequence[dict[str, Any]] | None = None  # the same without the closers
 
     @property
     def key(self) -> str:
@@ -109,11 +138,17 @@ def dev_ino_of(revision: str) -> str:
     return ":".join(revision.split(":")[:2])
 
 
+def title_of(records: Sequence[dict[str, Any]]) -> str | None:
+    """The session's newest title (what the background pass computes for the list row)."""
+    return latest_title(records)
+
+
 # ---------------------------------------------------------------- the loader
 
 
 class SessionLoader(QObject):
     opened = Signal(object)  # OpenSession, once the diagnosis is known
+    snapshot_ready = Signal(object)  # SessionSnapshot: the timeline and raw models now hold this very read
     timeline_ready = Signal(str)
     timeline_replacing = Signal(str)  # a previewed tail is about to give way to the full timeline
     raw_ready = Signal(str)
@@ -131,6 +166,31 @@ class SessionLoader(QObject):
         self.raw = raw
         self.current: OpenSession | None = None
         self._follow_again = False
+        self._changed_while_loading = False
+        # The liveness guard's quiet period (the window passes its setting): "live" uses the same one.
+        self.quiet_seconds: Callable[[], float] = lambda: DEFAULT_QUIET_SECONDS
+        self._show_closers = False
+
+    # ------------------------------------------------------------ the would-be closers of a live turn
+
+    @property
+    def show_closers(self) -> bool:
+        """Show the synthetic closers of a live turn too (a crashed turn always shows them)."""
+        return self._show_closers
+
+    def set_show_closers(self, on: bool) -> None:
+        if on != self._show_closers:
+            self._show_closers = on
+            self.reevaluate()
+
+    def reevaluate(self) -> None:
+        """Judge "live" again without reading the log (the quiet period passed, or the toggle changed)."""
+        cur = self.current
+        if cur is None or not cur.loaded or cur.snapshot is None or self.jobs.running("session"):
+            return
+        if self.jobs.running("follow"):
+            return  # the running follow judges it afresh and emits its own snapshot
+        self.jobs.spawn(self._reevaluate(cur), name="reevaluate", key="follow")
 
     # ------------------------------------------------------------ control
 
@@ -162,7 +222,8 @@ class SessionLoader(QObject):
             return
         cur.row = row
         if not cur.loaded or self.jobs.running("session"):
-            return  # the running load reads the newest state anyway; a later change will follow
+            self._changed_while_loading = True  # followed once the load is done (it may have read before)
+            return
         if self.jobs.running("follow"):
             self._follow_again = True
             return
@@ -174,6 +235,7 @@ class SessionLoader(QObject):
         store = root.store
         cur = OpenSession(row, root)
         self.current = cur
+        self._changed_while_loading = False
         self.timeline.clear()
         self.raw.clear()
         progress = Progress(f"Opening {row.session_id} …")
@@ -192,19 +254,24 @@ class SessionLoader(QObject):
         row = cur.row
         records: Sequence[dict[str, Any]] = []
         view: SessionView | None = None
+        live: RecentlyWritten | None = None
         if row.problem_status is None and row.meta is not None:
             await self._preview_tail(store, cur, progress)
             progress.set(None, "Diagnosing …")
             # One read of the log: the verdict, the stored events, the closers and (JSONL) the bytes it parsed.
             view = await store.view(row.session_id, raw=cur.is_jsonl)
             cur.diagnosis = view.diagnosis
+            live = await self._writer_active(cur, view.status)
         self.opened.emit(cur)
         raw_task = asyncio.ensure_future(self._load_raw(cur, progress, view))
         try:
             spans: list[tuple[int, int]] = []
             first = 0
             if view is not None and view.status in READABLE:
-                records = view.events.record_table()  # the engine's table: read-only here, never copied
+                cur.records = view.events.record_table()  # the engine's table: read-only here, never copied
+                cur.stored_records = view.stored.record_table()
+                # A live turn is shown as it is on disk; its would-be closers only on request.
+                records = cur.records if live is None or self._show_closers else cur.stored_records
                 stored = cur.stored_count = view.closer_start  # the engine says where its closers start
                 progress.set(None, "Indexing the newest turns …")
                 spans, first, tail = await in_thread(derive_tail, records, stored, cancel=progress.cancel)
@@ -217,6 +284,13 @@ class SessionLoader(QObject):
             else:
                 cur.timeline_error = cur.diagnosis.reason if cur.diagnosis is not None else row.reason
                 self.timeline.clear()  # a preview of the tail is no view of a log the engine refuses
+                status = cur.diagnosis.status if cur.diagnosis is not None else row.status
+                if status in DAMAGED_PREFIX_STATUSES and cur.is_jsonl and row.path and row.compression:
+                    # Issue 16: the decodable part up to the damage, ending in a "Stopped here" row.
+                    reason = cur.timeline_error or ""
+                    part = await in_thread(damaged_timeline_of_file, row.path, row.compression, reason, progress.cancel)
+                    if part is not None:
+                        self.timeline.load(part.records, len(part.records), part.spans, part.nodes, part.first, stop=part.stop)
             self.timeline_ready.emit(row.key)
             await raw_task
         finally:
@@ -224,7 +298,13 @@ class SessionLoader(QObject):
                 raw_task.cancel()
         settle()
         cur.loaded = True
+        self._publish(cur, cur.diagnosis, live, closers_shown=live is None or self._show_closers)
         self.loaded.emit(row.key)
+        if self._changed_while_loading and not self.jobs.running("follow"):
+            # A change the load may have read before it landed: read it now (``follow`` itself would
+            # only note it again, this job being the running "session" one).
+            self._changed_while_loading = False
+            self.jobs.spawn(self._follow(), name="follow", key="follow")
         if first > 0:
             step = checkpoint(progress, spans[first][0], "Indexing older turns …")
             nodes = await in_thread(lambda: derive_older(records, spans, first, checkpoint=step), cancel=progress.cancel)
@@ -303,56 +383,142 @@ class SessionLoader(QObject):
             cur = self.current
             if cur is None:
                 return
+            started = time.monotonic()
             if not await self._grow(cur, cur.store):
-                # Not a plain append (rewritten, truncated, repaired): reopen, the views reload.
+                # Not a plain append (rewritten, truncated, repaired, no longer readable): reopen, the
+                # views reload as what the log now is.
                 self.jobs.spawn(self._open(cur.row, cur.root), name=f"reopen {cur.row.session_id}", key="session")
                 return
-            self.grew.emit(cur.key)
+            if self.current is cur:
+                self.grew.emit(cur.key)
             if not self._follow_again:
                 return
+            await asyncio.sleep((time.monotonic() - started) * (1 / FOLLOW_DUTY - 1))
 
     async def _grow(self, cur: OpenSession, store: ViewerStore) -> bool:
+        """Bring the models to one new read of the log and publish its snapshot; False: reopen instead."""
         row = cur.row
-        if cur.is_jsonl:
-            if row.path is None or row.compression is None or cur.size is None:
-                return False
-            try:
-                st = await in_thread(os.stat, row.path)
-            except OSError:
-                return False
-            if f"{st.st_dev}:{st.st_ino}" != cur.dev_ino or st.st_size < cur.size:
-                return False
-            if st.st_size == cur.size:
-                return True
-        timeline_ok = cur.diagnosis is not None and cur.diagnosis.status in READABLE and cur.timeline_error is None
-        if timeline_ok:
-            try:
-                rf = await store.read_from(row.session_id, cur.stored_count)
-            except SessionPersistenceError:
-                return False
-            new = rf.events.record_table()
-            if new and new[0].get("seq") != cur.stored_count:
-                return False
-            if new:
-                stored = EventTable(walk_items(self.timeline.records, cur.stored_count)) + new
-                closers = await in_thread(interrupted_turn_closers, stored)
-                records = stored + closers
-                growth = await in_thread(derive_growth, records, len(stored), self.timeline.spans)
-                if self.current is not cur:
-                    return True
-                cur.stored_count = len(stored)
-                self.timeline.merge_tail(records, len(stored), growth.spans, growth.from_span, growth.nodes)
-                settle()
-                if not cur.is_jsonl:
-                    self.raw.apply_growth(decode_records(new))  # rendered when shown, like the rest
-        elif cur.diagnosis is None or cur.diagnosis.status not in READABLE:
+        if cur.diagnosis is None or cur.diagnosis.status not in READABLE or cur.timeline_error is not None:
+            return False  # an unreadable log is read whole again (its damaged prefix, its raw bytes)
+        try:
+            view = await store.view(row.session_id, raw=cur.is_jsonl)
+        except SessionPersistenceError:
             return False
-        if cur.is_jsonl and row.path and row.compression:
-            consumed = self.raw.text.consumed
-            data = await in_thread(read_file_from, row.path, consumed)
-            delta = await in_thread(lambda: decode_jsonl(data, row.compression or "none", offset=consumed))
+        if self.current is not cur:
+            return True
+        old_stored, new_stored = cur.stored_count, view.closer_start
+        every = view.events.record_table()
+        if view.status not in READABLE or new_stored < old_stored:
+            return False
+        if old_stored and every[old_stored - 1].get("seq") != old_stored - 1:
+            return False  # not the log the models hold plus appends
+        raw = view.raw
+        if cur.is_jsonl and (
+            raw is None
+            or raw.offset != 0
+            or raw.path != row.path
+            or cur.size is None
+            or dev_ino_of(raw.revision) != cur.dev_ino
+            or raw.end < cur.size
+        ):
+            return False
+        live = await self._writer_active(cur, view.status)
+        shown = live is None or self._show_closers
+        records = every if shown else view.stored.record_table()
+        if new_stored != old_stored or len(records) != len(self.timeline.records):
+            growth = await in_thread(derive_growth, records, new_stored, self.timeline.spans)
             if self.current is not cur:
                 return True
-            self.raw.apply_growth(delta)
-            cur.size = consumed + len(data)
+            self.timeline.merge_tail(records, new_stored, growth.spans, growth.from_span, growth.nodes)
+            settle()
+            if not cur.is_jsonl and new_stored > old_stored:
+                self.raw.apply_growth(decode_records(every.between(old_stored, new_stored)))  # rendered when shown
+        if cur.is_jsonl and raw is not None:
+            consumed = self.raw.text.consumed
+            if raw.end > consumed:
+                data = raw.data[consumed:]
+                delta = await in_thread(lambda: decode_jsonl(data, raw.compression, offset=consumed))
+                if self.current is not cur:
+                    return True
+                self.raw.apply_growth(delta)
+            cur.size = raw.end
+        cur.diagnosis, cur.records, cur.stored_count = view.diagnosis, every, new_stored
+        cur.stored_records = view.stored.record_table()
+        self._publish(cur, view.diagnosis, live, closers_shown=shown)
         return True
+
+    # ------------------------------------------------------------ the snapshot every view shows
+
+    async def _reevaluate(self, cur: OpenSession) -> None:
+        """The quiet period passed (or the toggle changed): live or crashed, closers shown or not."""
+        snap = cur.snapshot
+        if snap is None:
+            return
+        live = await self._writer_active(cur, snap.status)
+        shown = live is None or self._show_closers
+        if self.current is not cur or cur.snapshot is not snap:
+            return
+        if shown != snap.closers_shown and snap.readable and cur.records is not None and cur.stored_records is not None:
+            records = cur.records if shown else cur.stored_records
+            growth = await in_thread(derive_growth, records, cur.stored_count, self.timeline.spans)
+            if self.current is not cur or cur.snapshot is not snap:
+                return
+            self.timeline.merge_tail(records, cur.stored_count, growth.spans, growth.from_span, growth.nodes)
+            settle()
+        self._publish(cur, cur.diagnosis, live, closers_shown=shown)
+
+    def _artifact_ref(self, cur: OpenSession) -> ArtifactRef | None:
+        if cur.is_jsonl:
+            return ArtifactRef("jsonl", cur.row.path) if cur.row.path else None
+        return ArtifactRef("sqlite", cur.root.path)
+
+    async def _writer_active(self, cur: OpenSession, status: str) -> RecentlyWritten | None:
+        """The guard's recent-write rule for an open turn (None for any other status: nothing is running)."""
+        ref = self._artifact_ref(cur)
+        if status != "open-turn" or ref is None:
+            return None
+        quiet = self.quiet_seconds()
+        return await in_thread(lambda: writer_active(ref, quiet_seconds=quiet))
+
+    def _publish(
+        self, cur: OpenSession, d: SessionDiagnosis | None, live: RecentlyWritten | None, *, closers_shown: bool
+    ) -> None:
+        """The snapshot of the read the models now hold; every view renders it (``snapshot_ready``)."""
+        row = cur.row
+        t = self.raw.text
+        raw = RawFacts(
+            len(t),
+            "rows" if t.source == "rows" else ("" if not len(t) else t.compression),
+            os.path.basename(row.path or "") if cur.is_jsonl else "",
+            t.decoded_size,
+            len(t.markers),
+        )
+        if d is not None:
+            readable = d.status in READABLE
+            count = d.event_count - len(d.closers) if readable else None
+            title = title_of(cur.records) if readable and cur.records is not None else None
+            fields = (d.revision, d.status, d.reason, count, len(d.closers), title, d.error_class)
+        else:  # a bad row: the listing's verdict is all there is
+            det = row.details
+            fields = (
+                row.revision,
+                row.status,
+                row.reason,
+                row.event_count,
+                det.closers if det else 0,
+                row.title,
+                det.error_class if det else None,
+            )
+        changed_at = None if live is None else time.time() - live.age_s
+        snap = SessionSnapshot(
+            row.key,
+            row.session_id,
+            *fields,
+            raw=raw,
+            changed_at=changed_at,
+            quiet_seconds=self.quiet_seconds(),
+            live=live is not None,
+            closers_shown=closers_shown,
+        )
+        cur.snapshot = snap
+        self.snapshot_ready.emit(snap)

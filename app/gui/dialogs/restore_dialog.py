@@ -1,5 +1,9 @@
 """Choosing a repair backup to put back as a session's log (the current log is backed up first).
 
+Preselected: a backup holding records the log lacks (lost records come first), else the backup the
+window's own last repair made (``preferred``: "Restore backup …" in the banner undoes that repair),
+else the newest readable one.
+
 May import PySide6, ``app.actions`` (values only) and ``dialogs.parts``.
 """
 
@@ -19,7 +23,15 @@ from app.gui.dialogs.parts import WARN, note
 class RestoreDialog(QDialog):
     """Choose one backup of a session to put back; the current state is backed up first."""
 
-    def __init__(self, session_id: str, backups: list[BackupInfo], liveness: str | None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        backups: list[BackupInfo],
+        liveness: str | None,
+        parent: QWidget | None = None,
+        *,
+        preferred: str | None = None,
+    ) -> None:
         super().__init__(parent)
         self.backups = backups
         self.liveness = liveness
@@ -45,8 +57,10 @@ class RestoreDialog(QDialog):
             if b.problem is not None:
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
         first = next((i for i, b in enumerate(backups) if b.lacking and b.problem is None), None)
-        if first is None:
-            first = next((i for i, b in enumerate(backups) if b.problem is None), -1)
+        if first is None and preferred is not None:
+            first = next((i for i, b in enumerate(backups) if b.path == preferred and b.problem is None), None)
+        if first is None:  # backups are listed oldest first: the newest is the last repair's
+            first = next((i for i in range(len(backups) - 1, -1, -1) if backups[i].problem is None), -1)
         self.choice.setCurrentRow(first)
         self.choice.setFixedHeight(min(8, max(2, len(backups))) * self.choice.sizeHintForRow(0) + 8 if backups else 40)
         layout.addWidget(self.choice)

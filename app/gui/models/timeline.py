@@ -1,10 +1,15 @@
 """The timeline tree (turn → step → item) as a lazy QAbstractItemModel: the Qt adapter over ``app.timeline``.
 
-It opens at the tail: only the newest blocks are rows at first, and a "load older" row at the top
+It opens at the tail: only the newest blocks are rows at first, and a "N older turns" row at the top
 asks for more through ``canFetchMore``/``fetchMore`` on that row (the view calls it when the user
-scrolls to the top or activates the row).  Older blocks come from the background full index when it
+scrolls to the top or activates the row): a page of about a screenful of blocks at a time
+(``load_older(rows=…)``), or all of them.  Older blocks come from the background full index when it
 is ready, or are derived on demand.  Appends to the open session are merged into the rows by node
-key, so expanded rows, the selection and the scroll position survive a refresh.
+key, so expanded rows, the selection and the scroll position survive a refresh; ``grown`` then says
+how many events arrived (a view that is not following the tail offers to jump to them).
+
+A log the engine refuses can still show its decodable prefix (``app.timeline.damaged``): its last
+row is then a red "Stopped here" row saying what stopped it (``stop``).
 
 The nodes, the fold and the span arithmetic are Qt-free (``app.timeline``); this module only keeps
 which blocks are rows and translates changes into ``beginInsertRows``/``dataChanged`` and friends.
@@ -17,13 +22,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFont
 
 from app.gui import style
 from app.gui.models.columns import column_header, read_only_flags
 from app.gui.models.one_call_per_cell import OneCallPerCell
-from app.timeline import OPEN, SYNTHETIC, TimelineNode, derive, older_start, span_containing
+from app.timeline import (
+    OPEN,
+    SYNTHETIC,
+    TimelineNode,
+    derive,
+    older_label,
+    older_start,
+    older_turns,
+    page_start,
+    span_containing,
+)
+from app.timeline.damaged import DAMAGE, Stop, stop_node
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -41,6 +57,7 @@ _FLAG_TIPS = {
     "human": "direct human prompt",
     "seed": "end of the constructor seed: events above were inherited",
     "pruned": "model-only surface replacement (the human transcript keeps the original)",
+    DAMAGE: "the log is damaged here: rows above are its decodable part (the Raw tab shows every byte that decodes)",
 }
 
 _BG = {
@@ -51,9 +68,16 @@ _BG = {
     "seed": "#e0f2f1",
 }
 _TURN_BG = "#eef1f5"
+# The "Stopped here" row: the one solid red row (the corrupt status's colour), found at a glance.
+_DAMAGE_FG, _DAMAGE_BG = "#ffffff", style.STATUS_COLORS["corrupt"][0]
+
+
+SENTINEL_SEP = "  ·  "  # between the "older turns" row's two links
 
 
 class TimelineModel(OneCallPerCell, QAbstractItemModel):
+    grown = Signal(int)  # events a live append added (after its rows are merged)
+
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._records: Sequence[dict[str, Any]] = ()
@@ -63,11 +87,20 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         self._first = 0
         self._roots: list[TimelineNode] = []
         self._sentinel: TimelineNode | None = None
+        # The "N older turns" row's Summary cell reads "Load 33 more · Load all": the view paints it as
+        # links (no index widget: a widget inside a row that rows are inserted above crashed Qt on its
+        # deferred delete) and tells the model its page size and whether a "Load all" runs.
+        self.sentinel_page = 0
+        self.loading_all = False
+        self._stop: TimelineNode | None = None  # a damaged log's "Stopped here" row, always the last
+        self._stop_value: Stop | None = None
         self._top_row: dict[int, int] = {}
         self._bold = QFont()
         self._bold.setBold(True)
         self._italic = QFont()
         self._italic.setItalic(True)
+        self._link_font = QFont()
+        self._link_font.setUnderline(True)
         self._bold_italic = QFont(self._bold)
         self._bold_italic.setItalic(True)
 
@@ -88,6 +121,28 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
     @property
     def first_loaded_span(self) -> int:
         return self._first
+
+    @property
+    def stop_node(self) -> TimelineNode | None:
+        """The "Stopped here" row of a damaged log's partial timeline (None: the log is not damaged)."""
+        return self._stop
+
+    @property
+    def stop(self) -> Stop | None:
+        """What stopped a damaged log's partial timeline (None: the log is not damaged)."""
+        return self._stop_value
+
+    def damage_line(self) -> int:
+        """The Raw tab's line where a damaged log's partial timeline stopped (-1: none, or not a line)."""
+        return -1 if self._stop_value is None else self._stop_value.raw_line
+
+    def older_turns(self) -> int:
+        """Turns in the blocks above the loaded ones (the "N older turns" row)."""
+        return older_turns(self._records, self._spans, self._first)
+
+    def underived_events(self, start: int = 0) -> int:
+        """Events of ``spans[start:first]`` not derived yet (what loading them costs on this thread)."""
+        return sum(e - s for i, (s, e) in enumerate(self._spans[start : self._first], start) if self._derived[i] is None)
 
     def _drop_trees(self) -> None:
         """Break parent/child cycles of the trees being dropped, so reference counting frees them."""
@@ -111,13 +166,23 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         self._first = 0
         self._roots = []
         self._sentinel = None
+        self._stop = None
+        self._stop_value = None
         self._top_row = {}
         self.endResetModel()
 
     def load(
-        self, records: Sequence[dict[str, Any]], stored: int, spans: list[tuple[int, int]], tail: list[TimelineNode], first: int
+        self,
+        records: Sequence[dict[str, Any]],
+        stored: int,
+        spans: list[tuple[int, int]],
+        tail: list[TimelineNode],
+        first: int,
+        *,
+        stop: Stop | None = None,
     ) -> None:
-        """A newly opened session: ``tail`` holds the nodes of ``spans[first:]``."""
+        """A newly opened session: ``tail`` holds the nodes of ``spans[first:]``; ``stop`` is a damaged
+        log's "Stopped here" row (shown last)."""
         self.beginResetModel()
         self._drop_trees()
         self._records = records
@@ -128,6 +193,8 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         self._first = first
         self._roots = list(tail)
         self._sentinel = self._make_sentinel() if first > 0 else None
+        self._stop_value = stop
+        self._stop = None if stop is None else stop_node(stop)
         self._rebuild_rows()
         self.endResetModel()
 
@@ -139,21 +206,33 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
             if self._derived[i] is None:
                 self._derived[i] = nodes[i]
 
+    def sentinel_links(self) -> str:
+        """The "older turns" row's Summary: its two links (``SENTINEL_SEP`` between them)."""
+        more = f"Load {self.sentinel_page:,} more" if self.sentinel_page > 0 else "Load more"
+        return more + SENTINEL_SEP + ("Loading all …" if self.loading_all else "Load all")
+
+    def set_sentinel_state(self, page: int, loading_all: bool) -> None:
+        if (page, loading_all) == (self.sentinel_page, self.loading_all):
+            return
+        self.sentinel_page, self.loading_all = page, loading_all
+        if self._sentinel is not None:
+            self.dataChanged.emit(self.index(0, 1), self.index(0, 1))
+
     def _make_sentinel(self) -> TimelineNode:
-        older = self._first
-        turns = sum(1 for i in range(older) if self._records[self._spans[i][0]].get("type") == "turn/start")
         first_event = self._spans[self._first][0]
         return TimelineNode(
             "sentinel",
             ("sentinel",),
-            "▲ Load older",
-            f"{turns:,} older turn(s) in {older:,} block(s), {first_event:,} events above — "
-            "scroll to the top, click or press Enter",
+            older_label(self.older_turns()),  # issue 16: "N older turns", not "turns in M blocks"
+            "Load more: click, Enter or scroll up · Load all: Shift+Enter",
+            f"{first_event:,} events above",
         )
 
     def _rebuild_rows(self) -> None:
         off = 1 if self._sentinel is not None else 0
         self._top_row = {id(n): i + off for i, n in enumerate(self._roots)}
+        if self._stop is not None:
+            self._top_row[id(self._stop)] = off + len(self._roots)
 
     # ------------------------------------------------------------ structure
 
@@ -181,13 +260,16 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
     def is_sentinel(self, index: Index) -> bool:
         return index.isValid() and index.internalPointer() is self._sentinel and self._sentinel is not None
 
+    def is_stop(self, index: Index) -> bool:
+        return index.isValid() and self._stop is not None and index.internalPointer() is self._stop
+
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         if parent.isValid():
             if parent.column() != 0:
                 return 0
             node: TimelineNode = parent.internalPointer()
             return len(node.children)
-        return len(self._roots) + (1 if self._sentinel is not None else 0)
+        return len(self._roots) + (1 if self._sentinel is not None else 0) + (1 if self._stop is not None else 0)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return len(COLUMNS)
@@ -209,6 +291,8 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
             if row == 0:
                 return self.createIndex(0, column, self._sentinel)
             row -= 1
+        if row == len(self._roots) and self._stop is not None:
+            return self.createIndex(row + (1 if self._sentinel is not None else 0), column, self._stop)
         if row >= len(self._roots):
             return QModelIndex()
         return self.createIndex(row + (1 if self._sentinel is not None else 0), column, self._roots[row])
@@ -246,10 +330,12 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         node: TimelineNode = index.internalPointer()
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
+            if col == 0 and node.kind == DAMAGE:
+                return f"{node.label}: {node.summary} — {node.info}"  # the view spans this cell over the row
             if col == 0:
                 return node.label
             if col == 1:
-                return node.summary
+                return self.sentinel_links() if node is self._sentinel else node.summary
             if col == 2:
                 return node.info
             if col == 3:
@@ -264,12 +350,20 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         if role == Qt.ItemDataRole.FontRole:
             if node.kind == "turn":
                 return self._bold_italic if "synthetic" in node.flags else self._bold
+            if node is self._sentinel and col == 1:
+                return self._link_font
             if "synthetic" in node.flags or node.kind == "sentinel":
                 return self._italic
+            if node.kind == DAMAGE:
+                return self._bold
             return None
         if role == Qt.ItemDataRole.ForegroundRole:
+            if node is self._sentinel and col == 1:
+                return style.brush(style.LINK_COLOR)
             return self._foreground(node, col)
         if role == Qt.ItemDataRole.BackgroundRole:
+            if node.kind == DAMAGE:
+                return style.brush(_DAMAGE_BG)
             for flag in ("synthetic", "error", "repaired", "open", "seed"):
                 if flag in node.flags and (node.kind != "turn" or flag != "error"):
                     return style.brush(_BG[flag])
@@ -281,6 +375,8 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         return None
 
     def _foreground(self, node: TimelineNode, col: int) -> Any:
+        if node.kind == DAMAGE:
+            return style.brush(_DAMAGE_FG)
         for flag in ("error", "synthetic", "repaired", "open", "seed", "human", "cancelled", "pruned"):
             if flag in node.flags and (col in (0, 2) or flag in ("synthetic", "cancelled", "pruned")):
                 return style.brush(style.FLAG_COLORS[flag][0])
@@ -309,12 +405,17 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
             return
         self.load_older()
 
-    def load_older(self, until_span: int | None = None) -> int:
-        """Expose older blocks (down to ``until_span`` when given); returns how many rows were added."""
+    def load_older(self, until_span: int | None = None, *, rows: int | None = None) -> int:
+        """Expose older blocks: down to ``until_span`` when given, else a page of ``rows`` blocks (a
+        screenful; fewer when they would take long to derive here), else one budgeted step.  Returns
+        how many rows were added."""
         if self._first == 0:
             return 0
         end = self._first
-        start = older_start(self._spans, end, until_span)  # budgets: app.timeline.spans.OLDER_*
+        if rows is not None and until_span is None:
+            start = page_start(self._spans, end, max(1, rows), self._derived)  # budget: spans.OLDER_EVENT_BUDGET
+        else:
+            start = older_start(self._spans, end, until_span)  # budgets: app.timeline.spans.OLDER_*
         missing = [i for i in range(start, end) if self._derived[i] is None]
         if missing:
             lo, hi = missing[0], missing[-1] + 1
@@ -339,7 +440,7 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
             self.endRemoveRows()
         elif self._sentinel is not None:
             fresh = self._make_sentinel()
-            self._sentinel.summary = fresh.summary
+            self._sentinel.label, self._sentinel.summary, self._sentinel.info = fresh.label, fresh.summary, fresh.info
             self.dataChanged.emit(self.index(0, 0), self.index(0, len(COLUMNS) - 1))
         return len(new_nodes)
 
@@ -382,6 +483,26 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
         nodes: list[TimelineNode],
     ) -> None:
         """The log grew: ``nodes`` are the re-derived blocks ``spans[from_span:]``; merge them by key."""
+        before = self._stored
+        self._merge_tail(records, stored, spans, from_span, nodes)
+        if stored > before:
+            self.grown.emit(stored - before)
+
+    def _merge_tail(
+        self,
+        records: Sequence[dict[str, Any]],
+        stored: int,
+        spans: list[tuple[int, int]],
+        from_span: int,
+        nodes: list[TimelineNode],
+    ) -> None:
+        if self._stop is not None:
+            # A damaged log does not grow in place (the loader reopens it); should it, the marker goes.
+            last = self.rowCount() - 1
+            self.beginRemoveRows(QModelIndex(), last, last)
+            self._stop = self._stop_value = None
+            self._rebuild_rows()
+            self.endRemoveRows()
         self._records = records
         self._stored = stored
         if from_span < self._first or from_span > len(self._roots) + self._first:

@@ -1,6 +1,11 @@
 """The Raw tab: the decoded artifact as numbered lines (virtualised), and the selected line in full.
 
-May import: PySide6, ``app.gui.style`` and ``models.raw_lines``.
+Above the lines: what is shown, "Go to damage" (F8 in the window; selects the first marker line,
+where decoding first stopped) when the artifact has damage, and the follow-tail pin: a live
+session's new lines scroll into view while it is on, and a "N new events" marker jumps to them when
+the user has scrolled up (``follow_tail``).
+
+May import: PySide6, ``app.gui.style``, ``models.raw_lines`` and ``views.follow_tail``.
 """
 
 from __future__ import annotations
@@ -11,9 +16,11 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPlainTextEdit,
+    QPushButton,
     QSizePolicy,
     QSplitter,
     QTableView,
@@ -23,8 +30,11 @@ from PySide6.QtWidgets import (
 
 from app.gui import style
 from app.gui.models.raw_lines import FULL_TEXT_ROLE, RawLinesModel
+from app.gui.views.follow_tail import FollowTail
 
 PRETTY_LIMIT = 400_000
+LINE_DIGITS = 7  # the Line column fits line 9,999,999 unelided
+GO_TO_DAMAGE_KEY = "F8"  # as "next problem" in common editors; the window's View menu holds the action
 
 
 class RawPane(QWidget):
@@ -52,7 +62,7 @@ class RawPane(QWidget):
         v.verticalHeader().setDefaultSectionSize(v.fontMetrics().height() + 4)
         h = v.horizontalHeader()
         h.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
-        v.setColumnWidth(0, v.fontMetrics().horizontalAdvance("0000000") + 12)
+        v.setColumnWidth(0, v.fontMetrics().horizontalAdvance("0" * LINE_DIGITS) + 12)
         h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.detail = QPlainTextEdit(self)
         self.detail.setReadOnly(True)
@@ -65,28 +75,45 @@ class RawPane(QWidget):
         split.setStretchFactor(1, 1)
         split.setSizes([540, 180])
         self.splitter = split
+        self.follow = FollowTail(v, model.grown, parent=self)
+        self.damage_button = QPushButton(f"Go to damage ({GO_TO_DAMAGE_KEY})", self)
+        self.damage_button.setToolTip("Select the first marker line: where decoding of the artifact first stopped")
+        self.damage_button.setStyleSheet(f"QPushButton {{ color: {style.STATUS_COLORS['corrupt'][0]}; }}")
+        self.damage_button.clicked.connect(self.go_to_damage)
+        self.damage_button.hide()
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.setSpacing(4)
+        top.addWidget(self.info, 1)
+        top.addWidget(self.damage_button)
+        top.addWidget(self.follow.pin)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        layout.addWidget(self.info)
+        layout.addLayout(top)
         layout.addWidget(split)
         v.selectionModel().currentRowChanged.connect(self._current_changed)
-        self._pinned = True
         self._pending_line = -1
         model.modelReset.connect(lambda: setattr(self, "_pending_line", -1))
-        model.rowsAboutToBeInserted.connect(self._remember_pin)
-        model.rowsInserted.connect(self._follow_tail)
+        model.damage_changed.connect(self._damage_changed)
 
     def set_info(self, text: str) -> None:
         self.info.setText(text)
 
-    def _remember_pin(self, *_args: object) -> None:
-        bar = self.view.verticalScrollBar()
-        self._pinned = bar.value() >= bar.maximum() - 2
+    def _damage_changed(self) -> None:
+        self.damage_button.setVisible(self.model.damage_line() >= 0)
 
-    def _follow_tail(self, *_args: object) -> None:
-        if self._pinned:
-            QTimer.singleShot(0, self.view.scrollToBottom)
+    def go_to_damage(self) -> bool:
+        """Select the first damage marker line (where decoding first stopped); False when there is none."""
+        line = self.model.damage_line()
+        if line < 0:
+            return False
+        self.follow.set_pinned(False)  # the user is reading the damage: new lines must not scroll it away
+        self.select_line(line)
+        if not self.isVisible():
+            self.show_line(line)  # scrolled again once the tab is shown and laid out
+        self.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        return True
 
     def select_line(self, line: int, *, center: bool = True) -> None:
         if not 0 <= line < self.model.rowCount():

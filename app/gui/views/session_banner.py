@@ -1,8 +1,11 @@
 """The open session's banners: its title and status above the tabs, and the diagnosis above the timeline.
 
-``SessionBanner`` renders a list row into the title label; ``diagnosis_banner`` words what the engine
-said of the session (and the notes about synthetic closers and undecodable bytes).  Both only format:
-the window decides when to show what.
+``SessionBanner`` renders the open session into the title line, with the actions its state calls
+for inline: "Repair …" for a crashed or torn log, "Restore backup …" once a repair made a backup,
+and "Show would-be closers" for a live turn.  ``snapshot_banner`` words the timeline's banner and
+``raw_summary`` the Raw tab's line from the same ``SessionSnapshot`` (one read of the log), so the
+banners, the counts and the list row cannot tell different stories (issue 16).  ``diagnosis_banner``
+words a bare diagnosis.  All of it only formats and shows: the window decides when.
 
 May import: PySide6, ``app.gui.style`` and the models' values; never a controller.
 """
@@ -10,13 +13,15 @@ May import: PySide6, ``app.gui.style`` and the models' values; never a controlle
 from __future__ import annotations
 
 import html
+import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from app.gui import style
 from app.gui.models.session_row import SessionRow
+from app.gui.models.session_snapshot import SessionSnapshot
 
 if TYPE_CHECKING:
     from persistence import SessionDiagnosis
@@ -35,25 +40,57 @@ STOPPED_EARLY = (
     "<b>Reading stopped</b> — only the newest turns of this log are shown and nothing was checked yet; F5 reads the whole log."
 )
 REMOVED = "<b>This session's log was removed from the root.</b>"
+LIVE_BADGE = "open turn · live"
+LIVE_STATUS = "busy"  # the colours of a live turn's banner: in progress, not damaged (blue)
 
 
 class SessionBanner:
-    """The title line above the tabs: title, status badge, id, cwd and lineage of the open session."""
+    """The title line above the tabs: title, status badge, id, cwd and lineage of the open session,
+    and the inline actions (``repair_button``, ``restore_button``, ``closers_box``; the window connects them)."""
 
     def __init__(self, parent: QWidget) -> None:
-        self.label = QLabel(parent)
+        self.widget = QWidget(parent)
+        self.label = QLabel(self.widget)
         self.label.setTextFormat(Qt.TextFormat.RichText)
         # Long titles must not widen the right pane (the splitter would squeeze the list).
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.label.setContentsMargins(6, 6, 6, 2)
+        self.closers_box = QCheckBox("Show would-be closers", self.widget)
+        self.closers_box.setToolTip(
+            "A live turn is still being written: the closers a crash repair would append are hidden unless asked for"
+        )
+        self.repair_button = QPushButton("Repair …", self.widget)
+        self.repair_button.setToolTip("Preview the repair of this log (nothing is written before you confirm)")
+        self.restore_button = QPushButton("Restore backup …", self.widget)
+        self.restore_button.setToolTip("Put the bytes a repair backed up back as this session's log (undo the repair)")
+        row = QHBoxLayout(self.widget)
+        row.setContentsMargins(0, 0, 6, 0)
+        row.setSpacing(6)
+        row.addWidget(self.label, 1)
+        for w in (self.closers_box, self.repair_button, self.restore_button):
+            row.addWidget(w, 0, Qt.AlignmentFlag.AlignVCenter)
+            w.hide()
         self.show_none()
 
     def show_none(self) -> None:
         self.label.setText(NO_SESSION)
+        self.show_actions(None, restorable=False)
 
-    def show_row(self, row: SessionRow) -> None:
-        fg, bg = style.STATUS_COLORS.get(row.status, ("#000", None))
-        status = style.STATUS_LABELS.get(row.status, row.status)
+    def show_actions(self, snap: SessionSnapshot | None, *, restorable: bool) -> None:
+        """The inline actions ``snap`` calls for: repair a crashed (not a live) turn or a torn tail, undo a
+        repair, reveal a live turn's would-be closers."""
+        self.repair_button.setVisible(snap is not None and snap.repairable and not snap.live)
+        self.restore_button.setVisible(snap is not None and restorable)
+        self.closers_box.setVisible(snap is not None and snap.live)
+
+    def show_snapshot(self, row: SessionRow, snap: SessionSnapshot, *, restorable: bool = False) -> None:
+        """The title line of the open session as ``snap`` (one read of its log) has it."""
+        self.show_row(row, live=snap.live)
+        self.show_actions(snap, restorable=restorable)
+
+    def show_row(self, row: SessionRow, *, live: bool = False) -> None:
+        fg, bg = style.STATUS_COLORS.get(LIVE_STATUS if live else row.status, ("#000", None))
+        status = LIVE_BADGE if live else style.STATUS_LABELS.get(row.status, row.status)
         if row.title or row.status == "pending":
             title = html.escape(row.title or "")
         else:
@@ -88,4 +125,72 @@ def diagnosis_banner(row: SessionRow, diagnosis: SessionDiagnosis | None) -> tup
     return text, status
 
 
-__all__ = ["BANNERS", "LOADING", "NO_SESSION", "REMOVED", "STOPPED_EARLY", "SessionBanner", "diagnosis_banner"]
+def snapshot_banner(snap: SessionSnapshot, now: float | None = None) -> tuple[str, str]:
+    """(rich text, status colour key) of the timeline's banner for one read of the open session."""
+    count = f" · {snap.event_count:,} events" if snap.event_count is not None else ""
+    if snap.live:
+        age = snap.age(now)
+        when = "" if age is None else f"last change {age:.0f} s ago; "
+        text = (
+            f"<b>● live — a writer is active</b>{count}<br>The open turn is being written ({when}it counts as "
+            f"crashed after {snap.quiet_seconds:g} s without a change)."
+        )
+        if snap.closers_shown:
+            text += (
+                f" Its {snap.closers} would-be closer(s) are shown in <i>italics</i> on purple: a crash repair would "
+                "write them, and only if the turn never finishes."
+            )
+        else:
+            text += " The closers a crash repair would append are hidden (<i>Show would-be closers</i>)."
+        return text, LIVE_STATUS
+    head = BANNERS.get(snap.status, snap.status)
+    if snap.status == "open-turn":
+        head = f"⚠ open turn: interrupted (no change for {snap.quiet_seconds:g} s: crashed)"
+    text = f"<b>{html.escape(head)}</b>{count}"
+    if snap.status != "ok":
+        text += f" — {html.escape(snap.reason)}"
+    if snap.closers and snap.closers_shown:
+        text += (
+            f"<br>{snap.closers} synthetic closer(s) are shown in <i>italics</i> on a purple background: "
+            "they exist in memory only; loading or resuming the session in the harness would write them."
+        )
+    if snap.status in ("corrupt", "unsupported", "missing", "unreadable"):
+        text += "<br>The Raw tab shows every byte that can still be decoded."
+    return text, snap.status
+
+
+def raw_summary(snap: SessionSnapshot) -> str:
+    """The Raw tab's line: what is shown and how many lines, for the same read as the banners."""
+    r = snap.raw
+    if r.source == "rows":
+        what = "event rows (SQLite)"
+    elif r.file_name:
+        what = f"{r.file_name} · " + ("zstd frames, decoded" if r.source == "zstd" else "plain JSONL")
+    else:
+        what = ""
+    decoded = "" if r.decoded_size is None else f" · {style.format_size(r.decoded_size)} decoded"
+    torn = f" · {r.markers} marker line(s) for bytes that could not be decoded" if r.markers else ""
+    return f"{what} · {r.lines:,} lines{decoded}{torn}"
+
+
+def seconds_until_stale(snap: SessionSnapshot, now: float | None = None) -> float | None:
+    """When a live snapshot must be judged again (the quiet period ends); None when it is not live."""
+    until = snap.live_until
+    if until is None:
+        return None
+    return max(0.0, until - (time.time() if now is None else now))
+
+
+__all__ = [
+    "BANNERS",
+    "LIVE_BADGE",
+    "LOADING",
+    "NO_SESSION",
+    "REMOVED",
+    "STOPPED_EARLY",
+    "SessionBanner",
+    "diagnosis_banner",
+    "raw_summary",
+    "seconds_until_stale",
+    "snapshot_banner",
+]

@@ -1,32 +1,47 @@
 """The Timeline tab: a diagnosis banner, the turn tree, and the selected item's full text.
 
-May import: PySide6, ``app.gui.style``, ``models.timeline`` and ``app.timeline``.
+The tree opens at the tail; its first row, "N older turns", loads a screenful of older blocks at a
+time (click, Enter, or scrolling to the top) or all of them ("Load all", Shift+Enter).  A live
+session's new events scroll into view while the pin ("Follow") is on; when the user has scrolled up,
+a "N new events" marker jumps to them (``follow_tail``).  A damaged log's partial timeline ends in a
+red "Stopped here" row; activating it asks the window to show the damage in the Raw tab.
+
+May import: PySide6, ``app.gui.style``, ``models.timeline``, ``views.follow_tail`` and ``app.timeline``.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
     QPlainTextEdit,
     QSizePolicy,
     QSplitter,
+    QStyle,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
 from app.gui import style
-from app.gui.models.timeline import TimelineModel
-from app.timeline import TimelineNode, node_detail
+from app.gui.models.timeline import COLUMNS, SENTINEL_SEP, TimelineModel
+from app.gui.views.follow_tail import FollowTail
+from app.timeline import OLDER_EVENT_BUDGET, TimelineNode, node_detail
+
+SEQ_DIGITS = 6  # the Seq column fits seq 999,999 unelided (issue 16; the 200k-event benchmark log has 6 digits)
+COLUMN_WIDTHS = {"Item": 170, "Summary": 400, "Info": 220, "Time": 74}  # px; Seq is measured from the font
+LOAD_ALL_TICK_MS = 0  # "Load all" derives one budgeted step per event-loop turn, so the window stays live
 
 
 class TimelineTree(QTreeView):
-    """A tree that asks its model for older blocks when the user reaches the top."""
+    """A tree that asks its model for older blocks, a screenful at a time, when the user reaches the top."""
+
+    damage_activated = Signal()  # Enter or double-click on a damaged log's "Stopped here" row
 
     def __init__(self, model: TimelineModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -42,25 +57,55 @@ class TimelineTree(QTreeView):
         h = self.header()
         h.setStretchLastSection(False)
         h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for col, w in enumerate((170, 400, 220, 52, 74)):
-            self.setColumnWidth(col, w)
+        for col, name in enumerate(COLUMNS):
+            self.setColumnWidth(col, COLUMN_WIDTHS.get(name, 0) or self.seq_column_width())
         h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.clicked.connect(self._maybe_fetch)
+        self.doubleClicked.connect(self._maybe_damage)
+        self._press_x: int | None = None  # where the last click on the "older turns" row landed (viewport x)
+        self._load_all_timer = QTimer(self)
+        self._load_all_timer.setInterval(LOAD_ALL_TICK_MS)
+        self._load_all_timer.timeout.connect(self._load_all_step)
+        model.modelReset.connect(self._model_reset)
 
-    def pinned_to_tail(self) -> bool:
-        bar = self.verticalScrollBar()
-        return bar.value() >= bar.maximum() - 2
+    def seq_column_width(self) -> int:
+        """Wide enough for a 6-digit seq in the font the cells use, plus the cell's padding."""
+        return (
+            self.fontMetrics().horizontalAdvance("0" * SEQ_DIGITS)
+            + 2 * self.style().pixelMetric(self.style().PixelMetric.PM_FocusFrameHMargin)
+            + 16
+        )
+
+    def page_rows(self) -> int:
+        """Top-level rows in one screenful of this view (one "load older" page)."""
+        first = self.tl.index(0, 0)
+        row_h = self.rowHeight(first) if first.isValid() else 0
+        row_h = row_h or self.fontMetrics().height() + 6
+        return max(1, self.viewport().height() // row_h)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         idx = self.currentIndex()
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and idx.isValid():
             if self.tl.is_sentinel(idx.siblingAtColumn(0)):
-                self.fetch_older()
+                if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                    self.load_all()
+                else:
+                    self.fetch_older()
+            elif self.tl.is_stop(idx.siblingAtColumn(0)):
+                self.damage_activated.emit()
             else:
                 self.setExpanded(idx.siblingAtColumn(0), not self.isExpanded(idx.siblingAtColumn(0)))
             return
         super().keyPressEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._sentinel_state()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        self._press_x = int(event.position().x())  # read by ``_maybe_fetch`` (the clicked signal follows)
+        super().mouseReleaseEvent(event)
 
     def _scrolled(self, value: int) -> None:
         if value == self.verticalScrollBar().minimum() and self.tl.first_loaded_span > 0 and self.tl.rowCount() > 1:
@@ -69,24 +114,100 @@ class TimelineTree(QTreeView):
 
     def _maybe_fetch(self, idx: QModelIndex) -> None:
         if self.tl.is_sentinel(idx.siblingAtColumn(0)):
-            self.fetch_older()
+            x, self._press_x = self._press_x, None
+            if idx.column() == 1 and x is not None and self.sentinel_link_at(x) == "all":
+                self.load_all()
+            else:
+                self.fetch_older()  # the "Load N more" link, or anywhere else on the row
 
-    def fetch_older(self) -> None:
+    def sentinel_link_rect(self, link: str) -> QRect:
+        """Where the "older turns" row's ``"more"`` or ``"all"`` link is painted (viewport coordinates)."""
+        cell = self.visualRect(self.tl.index(0, 1))
+        if not cell.isValid() or not self.tl.is_sentinel(self.tl.index(0, 0)):
+            return QRect()
+        fm = self.fontMetrics()
+        more, _sep, rest = self.tl.sentinel_links().partition(SENTINEL_SEP)
+        left = cell.left() + self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
+        if link == "more":
+            return QRect(left, cell.top(), fm.horizontalAdvance(more), cell.height())
+        start = left + fm.horizontalAdvance(more + SENTINEL_SEP)
+        return QRect(start, cell.top(), fm.horizontalAdvance(rest), cell.height())
+
+    def sentinel_link_at(self, x: int) -> str:
+        """Which link a click at viewport ``x`` on the row means: past the middle of the separator, "all"."""
+        all_rect = self.sentinel_link_rect("all")
+        more_rect = self.sentinel_link_rect("more")
+        if all_rect.isValid() and x >= (more_rect.right() + all_rect.left()) // 2 and x <= all_rect.right():
+            return "all"
+        return "more"
+
+    def _sentinel_state(self) -> None:
+        self.tl.set_sentinel_state(self.page_rows(), self.loading_all)
+
+    def _maybe_damage(self, idx: QModelIndex) -> None:
+        if self.tl.is_stop(idx.siblingAtColumn(0)):
+            self.damage_activated.emit()
+
+    def fetch_older(self, rows: int | None = None) -> int:
+        """Load a page of older blocks (``rows``; default a screenful), keeping the rows in view where they are."""
         sentinel = self.tl.index(0, 0)
         if not self.tl.canFetchMore(sentinel):
-            return
+            return 0
         top = self.indexAt(QPoint(4, 4)).siblingAtColumn(0)
         if not top.isValid() or self.tl.is_sentinel(top):
             top = self.tl.index(1, 0)
         anchor = QPersistentModelIndex(top)
-        self.tl.fetchMore(sentinel)
+        added = self.tl.load_older(rows=self.page_rows() if rows is None else rows)
         if anchor.isValid():
             self.scrollTo(QModelIndex(anchor), QAbstractItemView.ScrollHint.PositionAtTop)
+        return added
+
+    def load_all(self) -> None:
+        """Load every older block: at once when they are derived already (or few), else a budgeted
+        step per event-loop turn (a 200k-event log folds for over a second in one go)."""
+        if self.tl.first_loaded_span == 0:
+            return
+        if self.tl.underived_events() <= OLDER_EVENT_BUDGET:
+            self._fetch_until(0)
+            return
+        self._load_all_timer.start()
+        self._sentinel_state()
+
+    @property
+    def loading_all(self) -> bool:
+        return self._load_all_timer.isActive()
+
+    def _load_all_step(self) -> None:
+        if self.tl.first_loaded_span > 0:
+            self.fetch_older(rows=self.tl.first_loaded_span)  # the event budget cuts it to one step
+        if self.tl.first_loaded_span == 0:
+            self._load_all_timer.stop()
+            self._sentinel_state()
+
+    def _fetch_until(self, span: int) -> None:
+        top = self.indexAt(QPoint(4, 4)).siblingAtColumn(0)
+        if not top.isValid() or self.tl.is_sentinel(top):
+            top = self.tl.index(1, 0)
+        anchor = QPersistentModelIndex(top)
+        self.tl.load_older(until_span=span)
+        if anchor.isValid():
+            self.scrollTo(QModelIndex(anchor), QAbstractItemView.ScrollHint.PositionAtTop)
+
+    # ------------------------------------------------------------ the "N older turns" row's links
+
+    def _model_reset(self) -> None:
+        self._load_all_timer.stop()
+        self._sentinel_state()
+        stop = self.tl.rowCount() - 1
+        if self.tl.stop_node is not None:
+            # The "Stopped here" sentence is the row's whole point: give it the tree's whole width.
+            self.setFirstColumnSpanned(stop, QModelIndex(), True)
 
 
 class TimelinePane(QWidget):
     node_selected = Signal(object)  # TimelineNode
     fork_requested = Signal(int)  # turn number: "Fork here"
+    damage_requested = Signal()  # the "Stopped here" row was activated: show the damage in the Raw tab
 
     def __init__(self, model: TimelineModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -109,20 +230,24 @@ class TimelinePane(QWidget):
         split.setStretchFactor(1, 1)
         split.setSizes([520, 200])
         self.splitter = split
+        self.follow = FollowTail(self.tree, model.grown, follow=self._follow_tail, parent=self)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.setSpacing(4)
+        top.addWidget(self.banner, 1)
+        top.addWidget(self.follow.pin, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        layout.addWidget(self.banner)
+        layout.addLayout(top)
         layout.addWidget(split)
+        self.tree.damage_activated.connect(self.damage_requested)
         self.tree.selectionModel().currentRowChanged.connect(self._current_changed)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._context_menu)
         self.last_menu: QMenu | None = None
-        self._pinned = True
         self._auto_key: tuple[object, ...] | None = None
         self._kept_seq: int | None = None
-        model.rowsAboutToBeInserted.connect(self._remember_pin)
-        model.rowsInserted.connect(self._follow_tail)
         self.set_banner("", None)
 
     # ------------------------------------------------------------ banner
@@ -138,15 +263,18 @@ class TimelinePane(QWidget):
 
     # ------------------------------------------------------------ tail behaviour
 
-    def _remember_pin(self, *_args: object) -> None:
-        self._pinned = self.tree.pinned_to_tail()
-
-    def _follow_tail(self, parent: QModelIndex, first: int, _last: int) -> None:
-        if not self._pinned:
-            return
-        if not parent.isValid() and first == 0:
-            return  # older blocks were prepended: not the tail
-        QTimer.singleShot(0, self.tree.scrollToBottom)
+    def _follow_tail(self) -> None:
+        """Pinned and new events arrived: open the newest turn and its newest step, then go to the end."""
+        m = self.model
+        n = m.rowCount() - (1 if m.stop_node is not None else 0)
+        last = m.index(n - 1, 0) if n > 0 else QModelIndex()
+        if last.isValid() and (node := m.node(last)) is not None and node.kind == "turn":
+            self.tree.expand(last)
+            kids = m.rowCount(last)
+            step = m.index(kids - 1, 0, last) if kids else QModelIndex()
+            if step.isValid() and m.rowCount(step) and (s := m.node(step)) is not None and s.kind == "step":
+                self.tree.expand(step)
+        self.tree.scrollToBottom()
 
     def keep_selection(self) -> None:
         """The rows are about to be rebuilt (a tail preview gives way to the full read): remember what the
@@ -170,6 +298,8 @@ class TimelinePane(QWidget):
         if n == 0:
             self.detail.clear()
             return
+        if m.stop_node is not None and n > 1:
+            n -= 1  # a damaged log: the last event row, with the red "Stopped here" row in view below it
         last = m.index(n - 1, 0)
         self.tree.expand(last)
         for i in range(m.rowCount(last)):
@@ -185,7 +315,7 @@ class TimelinePane(QWidget):
         node = m.node(target)
         self._auto_key = None if node is None else node.key
         self.tree.scrollToBottom()
-        self._pinned = True
+        self.follow.set_pinned(True)
 
     def select_index(self, idx: QModelIndex) -> None:
         if not idx.isValid():
@@ -201,6 +331,13 @@ class TimelinePane(QWidget):
         node: TimelineNode | None = self.model.node(current)
         if node is None or node.kind == "sentinel":
             self.detail.clear()
+            return
+        if self.model.is_stop(current.siblingAtColumn(0)):
+            self.detail.setPlainText(
+                f"Stopped here: {node.summary}.\n\nThe rows above are the part of this log that decodes up to the "
+                f"damage; nothing after it is folded into turns.\n{node.info}.\n\n"
+                "Enter or double-click this row (or F8 anywhere) shows the damage marker in the Raw tab."
+            )
             return
         self.detail.setPlainText(node_detail(node, self.model.records))
         self.node_selected.emit(node)

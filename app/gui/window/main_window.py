@@ -2,10 +2,11 @@
 
 The composition root of the GUI: it builds the models, the controllers and the views and wires them
 to each other.  It holds no session logic and few rules of its own: the menus are ``WindowMenus``,
-the banners ``SessionBanner``/``diagnosis_banner``, the timeline<->raw selection ``SelectionSync``,
+the banners ``SessionBanner``/``snapshot_banner``, the timeline<->raw selection ``SelectionSync``,
 search, find in session, going to an event and links ``SearchFeatures`` (``window.search_wiring``);
-what it shows about the open session comes from the one ``OpenSession`` value the loader hands over
-(``SessionLoader.opened``), and the loader gets the root from the list controller's ``OpenRoot``.
+what it shows about the open session comes from the one ``SessionSnapshot`` the loader hands over
+after each read (``SessionLoader.snapshot_ready``: list row, banners, Header, raw count, status-bar
+counts, all from one revision), and the loader gets the root from the list controller's ``OpenRoot``.
 
 May import every ``app.gui`` package (it is the only module that imports controllers *and* views),
 ``app.demo`` and ``app.paths``.
@@ -29,9 +30,11 @@ from app.gui.controllers.diagnosis_pass import DiagnosisPass
 from app.gui.controllers.session_actions import SessionActions
 from app.gui.controllers.session_list import DEFAULT_POLL_MS, SessionListController
 from app.gui.controllers.session_loader import OpenSession, SessionLoader
+from app.gui.dialogs.about_dialog import AboutDialog
 from app.gui.models.header_fields import HeaderFieldsModel, header_rows
 from app.gui.models.raw_lines import RawLinesModel
 from app.gui.models.session_row import SessionRow
+from app.gui.models.session_snapshot import SessionSnapshot
 from app.gui.models.sessions import SessionListModel
 from app.gui.models.timeline import TimelineModel
 from app.gui.runtime.jobs import Jobs
@@ -41,11 +44,21 @@ from app.gui.views.header_pane import HeaderPane
 from app.gui.views.progress_panel import ProgressPanel
 from app.gui.views.raw_pane import RawPane
 from app.gui.views.selection_sync import SelectionSync
-from app.gui.views.session_banner import LOADING, REMOVED, STOPPED_EARLY, SessionBanner, diagnosis_banner
-from app.gui.views.session_list import SessionListPane
+from app.gui.views.session_banner import (
+    LOADING,
+    REMOVED,
+    STOPPED_EARLY,
+    SessionBanner,
+    raw_summary,
+    seconds_until_stale,
+    snapshot_banner,
+)
+from app.gui.views.session_list import SessionListPane, TabBarNote
 from app.gui.views.timeline_pane import TimelinePane
 from app.gui.window.insight_wiring import InsightFeatures
 from app.gui.window.insight_wiring import install as install_insight
+from app.gui.window.keyboard_wiring import KeyboardFeatures
+from app.gui.window.keyboard_wiring import install as install_keyboard
 from app.gui.window.menus import TAB_HEADER, TAB_RAW, TAB_TIMELINE, MenuCommands, WindowMenus
 from app.gui.window.search_wiring import SearchFeatures
 from app.paths import demo_root_path
@@ -53,6 +66,7 @@ from app.paths import demo_root_path
 TAB_NAMES = {"header": TAB_HEADER, "timeline": TAB_TIMELINE, "raw": TAB_RAW}
 COUNTED_STATUSES = ("open-turn", "torn-tail", "corrupt", "unreadable", "symlink", "unsupported", "busy", "missing")
 COUNTS_THROTTLE_MS = 250  # the status bar's counts are redrawn at most this often while diagnoses stream in
+LIVE_SLACK_MS = 50  # a live turn is judged again this long after its quiet period ends (mtime granularity)
 
 
 class MainWindow(QMainWindow):
@@ -74,7 +88,9 @@ class MainWindow(QMainWindow):
         self.jobs = Jobs(self)
         self.session_model = SessionListModel(self)
         self.diagnosis_pass = DiagnosisPass(self.session_model, self.jobs, parent=self)
-        self.controller = SessionListController(self.session_model, self.jobs, self.diagnosis_pass, poll_ms=poll_ms, parent=self)
+        self.controller = SessionListController(
+            self.session_model, self.jobs, self.diagnosis_pass, poll_ms=poll_ms, settings=self.settings.q, parent=self
+        )
         self.timeline_model = TimelineModel(self)
         self.raw_model = RawLinesModel(self)
         self.header_model = HeaderFieldsModel(self)
@@ -102,6 +118,8 @@ class MainWindow(QMainWindow):
         self._connect()
         # The Stats tab, Dashboard, Lineage, Export and Model prices (issue 14): one module wires them.
         self.insight: InsightFeatures = install_insight(self)
+        # Command palette, shortcuts, focus ring, Activity panel, timeline legend, reset demo (issue 16).
+        self.keyboard: KeyboardFeatures = install_keyboard(self)
         self.resize(1600, 960)
         if restore_geometry:
             self._restore()
@@ -124,7 +142,9 @@ class MainWindow(QMainWindow):
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 4, 0)
         rl.setSpacing(2)
-        rl.addWidget(self.session_label)
+        rl.addWidget(self.banner.widget)
+        # When the list filter hides the open session, the right pane says so in the tabs' row (issue 16).
+        self.hidden_note = TabBarNote(self.tabs)
         rl.addWidget(self.tabs)
         # The left side: the session list, and the Search tab (Ctrl+K) that SearchFeatures adds below.
         self.left_tabs = QTabWidget(self)
@@ -179,6 +199,8 @@ class MainWindow(QMainWindow):
             update_index=self.search.controller.update_index,
             rebuild_index=self.search.controller.rebuild_index,
             stop_indexing=self.search.controller.cancel_indexing,
+            about=self.show_about,
+            go_to_damage=self.go_to_damage,
         )
 
     def _connect(self) -> None:
@@ -188,6 +210,8 @@ class MainWindow(QMainWindow):
         lp.demo_requested.connect(self.open_demo)
         lp.open_root_requested.connect(self.choose_root)
         lp.context_menu_requested.connect(self._list_menu)
+        lp.shown_changed.connect(self._show_hidden_note)
+        lp.message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
         c = self.controller
         c.listing_finished.connect(self._listing_finished)
         c.root_failed.connect(self._root_failed)
@@ -202,7 +226,16 @@ class MainWindow(QMainWindow):
         self.session_model.dataChanged.connect(self._rows_changed)
         ld = self.loader
         ld.opened.connect(self._session_diagnosed)
+        ld.snapshot_ready.connect(self._show_snapshot)
+        ld.quiet_seconds = self.settings.quiet_seconds  # "live" uses the liveness guard's quiet period
+        self._live_timer = QTimer(self)
+        self._live_timer.setSingleShot(True)
+        self._live_timer.timeout.connect(ld.reevaluate)
+        self.banner.repair_button.clicked.connect(lambda: self._on_current(self.session_ops.repair))
+        self.banner.restore_button.clicked.connect(lambda: self._on_current(self.session_ops.restore))
+        self.banner.closers_box.toggled.connect(ld.set_show_closers)
         ld.timeline_ready.connect(lambda _k: self.timeline_pane.show_tail_or_kept())
+        ld.timeline_ready.connect(lambda _k: self.raw_model.set_damage_hint(self.timeline_model.damage_line()))
         ld.timeline_replacing.connect(lambda _k: self.timeline_pane.keep_selection())
         ld.raw_ready.connect(self._raw_ready)
         ld.loaded.connect(self._session_loaded)
@@ -212,6 +245,7 @@ class MainWindow(QMainWindow):
         self.progress.cancel_requested.connect(self.loader.cancel)
         self.timeline_pane.node_selected.connect(lambda _n: self._update_actions())
         self.timeline_pane.fork_requested.connect(self._fork_turn)
+        self.timeline_pane.damage_requested.connect(self.go_to_damage)
         self.session_ops.message.connect(lambda m: self.statusBar().showMessage(m, 15_000))
         self.session_ops.lost_records_found.connect(self._offer_restore)
         self.header_pane.link_activated.connect(self.open_linked)
@@ -245,6 +279,14 @@ class MainWindow(QMainWindow):
         self.list_pane.show_table()
         self.root_error = None
         return self.controller.open_root(root)
+
+    def show_about(self) -> AboutDialog:
+        """Help > About (window-modal, not a nested loop); kept on the window so tests can read it."""
+        dlg = AboutDialog(self, settings_file=self.settings.q.fileName())
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.about_dialog = dlg
+        dlg.open()
+        return dlg
 
     def choose_root(self) -> None:
         dlg = QFileDialog(self, "Open a session root folder")
@@ -287,7 +329,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(message)
             return
         self.list_pane.show_empty(
-            f"{html.escape(message)}<br><br>Open the demo root to look around, or choose the folder that holds your sessions."
+            f"{html.escape(message)}<br><br>Open the demo to look around, or open the folder that holds your sessions."
         )
         self.loader.close()
         self.session = None
@@ -349,9 +391,10 @@ class MainWindow(QMainWindow):
         if key == self._open_key and self.loader.current is not None:
             return
         self._open_key = key
+        self.session_model.pin_details(None)  # the previous session's row follows the background pass again
         self._update_actions()
         self._show_header(row)
-        self.banner.show_row(row)
+        self._show_title(row)
         self.timeline_pane.set_banner(LOADING, "pending")
         self.raw_pane.set_info(LOADING)
         self.loader.open(row, opened)
@@ -384,6 +427,8 @@ class MainWindow(QMainWindow):
         self.loader.close()
         self.session = None
         self._open_key = None
+        self.session_model.pin_details(None)
+        self._live_timer.stop()
 
     def _show_no_session(self) -> None:
         self.banner.show_none()
@@ -397,29 +442,51 @@ class MainWindow(QMainWindow):
         self.header_model.set_rows(header_rows(row, parent, children, row.path))
 
     def _session_diagnosed(self, session: OpenSession) -> None:
+        # The banners wait for the snapshot (``_show_snapshot``): the models do not hold this read yet.
         self.session = session
-        self.timeline_pane.set_banner(*diagnosis_banner(session.row, session.diagnosis))
+
+    def _show_snapshot(self, snap: SessionSnapshot) -> None:
+        """One read of the open session, and the models hold it: every view shows it (issue 16 bugs 1-3)."""
+        row = self.session_model.get(snap.key)
+        if row is None or snap.key != self._open_key:
+            return
+        if row.problem_status is None:
+            self.session_model.pin_details(snap.key, snap.details)  # the list row (and badge) say the same
+            self._schedule_counts()  # and the status bar's counts ("1 open turn")
+        self._show_title(row)
+        self._show_header(row)
+        self.timeline_pane.set_banner(*snapshot_banner(snap))
+        self.raw_pane.set_info(raw_summary(snap))
+        self._update_actions()
+        wait = seconds_until_stale(snap)
+        if wait is None:
+            self._live_timer.stop()
+        else:  # live until the quiet period passes without a change: then judged again (crashed or not)
+            self._live_timer.start(int(wait * 1000) + LIVE_SLACK_MS)
+
+    def _show_title(self, row: SessionRow) -> None:
+        cur = self.loader.current
+        snap = cur.snapshot if cur is not None and cur.key == row.key else None
+        if snap is None:
+            self.banner.show_row(row)
+            self.banner.show_actions(None, restorable=False)
+        else:
+            self.banner.show_snapshot(row, snap, restorable=self.session_ops.has_repair_backup(row.session_id))
 
     def _raw_ready(self, key: str) -> None:
+        # The info line (what is shown, how many lines) comes with the snapshot: ``_show_snapshot``.
         t = self.raw_model.text
-        cur = self.session if self.session is not None and self.session.key == key else None
-        what = (
-            "event rows (SQLite)"
-            if t.source == "rows"
-            else (
-                f"{os.path.basename(cur.row.path or '')} · "
-                + ("zstd frames, decoded" if t.compression == "zstd" else "plain JSONL")
-            )
-            if cur
-            else ""
-        )
-        torn = f" · {len(t.markers)} marker line(s) for bytes that could not be decoded" if t.markers else ""
-        size = t.decoded_size  # None for SQLite rows: they are rendered when shown, never decoded as a whole
-        decoded = "" if size is None else f" · {style.format_size(size)} decoded"
-        self.raw_pane.set_info(f"{what} · {len(t):,} lines{decoded}{torn}")
         self.selection_sync.raw_text_ready()
         if t.markers:
             self.raw_pane.show_line(max(t.markers))  # where decoding stopped is the interesting part
+
+    def go_to_damage(self) -> None:
+        """View > Go to damage (F8): the Raw tab, its first damage marker line selected (issue 16)."""
+        if self.raw_model.damage_line() < 0:
+            self.statusBar().showMessage("No damage: every byte of this session's artifact decodes", 10_000)
+            return
+        self.tabs.setCurrentIndex(TAB_RAW)
+        self.raw_pane.go_to_damage()
 
     def _stopped_early(self, key: str) -> None:
         if key == self._open_key:  # not when the load was cancelled because another session was picked
@@ -450,13 +517,13 @@ class MainWindow(QMainWindow):
             # The filter hides the open session: no display row to compare, so follow it by key.
             hidden = self.session_model.get(self._open_key)
             if hidden is not None:
-                self.banner.show_row(hidden)
+                self._show_title(hidden)
                 self._show_header(hidden)
                 self._update_actions()
             return
         if top.row() <= row <= bottom.row():
             r = self.session_model.row_at(row)
-            self.banner.show_row(r)
+            self._show_title(r)
             self._show_header(r)
             self._update_actions()
 
@@ -501,7 +568,12 @@ class MainWindow(QMainWindow):
         if key != self._open_key:
             self.list_pane.select_key(key)
         self._update_actions()
-        self.list_pane.last_menu = self.menus.popup_list_menu(self, pos)
+        self.list_pane.last_menu = self.menus.popup_list_menu(self, pos, self.list_pane.row_actions())
+
+    def _show_hidden_note(self) -> None:
+        note = self.list_pane.hidden_note(self._open_key)
+        if note != self.hidden_note.note:
+            self.hidden_note.set_note(note)
 
     # ------------------------------------------------------------ lifecycle
 

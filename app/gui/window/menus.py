@@ -4,8 +4,8 @@ Holds no session logic.  Each entry runs a command the window supplies (``MenuCo
 ``enable_for`` switches the Session entries on and off with the session actions' ``can_*`` rules and
 the timeline's "fork here" choice.
 
-May import: PySide6, ``controllers.session_actions`` (its static ``can_*`` rules only) and the models'
-values.
+May import: PySide6, ``controllers.session_actions`` (its static ``can_*`` rules only), the models'
+values and ``dialogs.shortcuts_dialog`` (Help > Keyboard shortcuts).
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
 from app.gui.controllers.session_actions import SessionActions
+from app.gui.dialogs.shortcuts_dialog import HELP_KEYS, show_shortcuts
 from app.gui.models.session_row import SessionRow
 
 TAB_HEADER, TAB_TIMELINE, TAB_RAW = 0, 1, 2
@@ -71,6 +72,8 @@ class MenuCommands:
     update_index: Callable[[], object]
     rebuild_index: Callable[[], object]
     stop_indexing: Callable[[], object]
+    about: Callable[[], object] | None = None  # Help > About (disabled when the window offers none)
+    go_to_damage: Callable[[], object] | None = None  # View > Go to damage (F8): the Raw tab's first damage marker
 
 
 class WindowMenus:
@@ -89,7 +92,7 @@ class WindowMenus:
         self.demo = QAction("Open the &demo root", window, triggered=lambda: commands.open_demo())
         self.refresh = QAction("&Refresh", window, shortcut=QKeySequence("F5"), triggered=lambda: commands.refresh())
         self.quit = QAction("&Quit", window, shortcut=QKeySequence("Ctrl+Q"), triggered=lambda: commands.quit())
-        self.recent_menu = file_menu.addMenu("Recent roots")
+        self.recent_menu = file_menu.addMenu("Rece&nt roots")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         for a in (self.open_root, self.open_store, self.demo, self.refresh, self.quit):
             file_menu.addAction(a)
@@ -129,6 +132,16 @@ class WindowMenus:
         )
         view_menu.addAction(self.filter)
         window.addAction(self.filter)
+        # Issue 16: the first place the open log's artifact fails to decode, in the Raw tab (F8 as "next problem").
+        self.go_to_damage = QAction(
+            "Go to da&mage",
+            window,
+            shortcut=QKeySequence("F8"),
+            triggered=lambda: commands.go_to_damage and commands.go_to_damage(),
+        )
+        self.go_to_damage.setEnabled(commands.go_to_damage is not None)
+        view_menu.addAction(self.go_to_damage)
+        window.addAction(self.go_to_damage)
         self.escape = QShortcut(QKeySequence("Esc"), window)
         self.escape.activated.connect(lambda: commands.escape())
 
@@ -170,7 +183,15 @@ class WindowMenus:
         search_menu.insertSeparator(self.update_index)
 
         help_menu = bar.addMenu("&Help")
-        help_menu.addAction(QAction("&Keyboard", window, triggered=self._show_keys))
+        # F1, and "?" outside text fields (a line edit takes "?" as text first: Qt's ShortcutOverride).
+        self.keyboard = QAction("&Keyboard shortcuts …", window, triggered=self._show_keys)
+        self.keyboard.setShortcuts([QKeySequence(k) for k in HELP_KEYS])
+        help_menu.addAction(self.keyboard)
+        window.addAction(self.keyboard)
+        self.about = QAction("&About SessionScope", window, triggered=lambda: commands.about and commands.about())
+        self.about.setMenuRole(QAction.MenuRole.AboutRole)  # macOS moves it to the application menu
+        self.about.setEnabled(commands.about is not None)
+        help_menu.addAction(self.about)
 
     def enable_for(self, row: SessionRow | None, fork_text: str, fork_turn: int | None) -> None:
         """Enable the Session entries for ``row`` (None: no session open) and the timeline's fork choice."""
@@ -183,12 +204,17 @@ class WindowMenus:
         self.fork_here.setText(fork_text)
         self.fork_here.setEnabled(rules.can_fork(row) and fork_turn is not None)
 
-    def popup_list_menu(self, parent: QWidget, pos: QPoint) -> QMenu:
-        """The session list's context menu (the entries that act on one session), shown at ``pos``."""
+    def popup_list_menu(self, parent: QWidget, pos: QPoint, extra: tuple[QAction, ...] = ()) -> QMenu:
+        """The session list's context menu (the entries that act on one session, then ``extra``: the list's
+        own Copy session id / Open containing folder), shown at ``pos``."""
         menu = QMenu(parent)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         for a in (self.repair, self.fork_last, self.resume, self.copy_raw):
             menu.addAction(a)
+        if extra:
+            menu.addSeparator()
+            for a in extra:
+                menu.addAction(a)
         menu.popup(pos)
         return menu
 
@@ -205,7 +231,8 @@ class WindowMenus:
             self.recent_menu.addAction("(none yet)").setEnabled(False)
 
     def _show_keys(self) -> None:
-        QMessageBox.information(self._window, "Keyboard", KEYS_HELP)
+        # Generated from the window's actions when opened (dialogs.shortcuts_dialog), so it cannot go stale.
+        show_shortcuts(self._window)
 
 
 __all__ = ["KEYS_HELP", "TAB_HEADER", "TAB_RAW", "TAB_TIMELINE", "MenuCommands", "WindowMenus"]
