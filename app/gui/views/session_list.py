@@ -195,6 +195,7 @@ class SessionListPane(QWidget):
     context_menu_requested = Signal(str, QPoint)  # row key, global position
     shown_changed = Signal()  # the listed rows (filter, project box, refresh) or the current row changed
     message = Signal(str)  # a one-line result for the status bar ("Copied 2 session ids")
+    ids_copied = Signal(str, object)  # that line, and the session id (None when several were copied)
 
     def __init__(self, model: SessionListModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -460,7 +461,9 @@ class SessionListPane(QWidget):
         if not rows:
             return
         QGuiApplication.clipboard().setText("\n".join(r.session_id for r in rows))
-        self.message.emit(f"Copied session id {rows[0].session_id}" if len(rows) == 1 else f"Copied {len(rows)} session ids")
+        text = f"Copied session id {rows[0].session_id}" if len(rows) == 1 else f"Copied {len(rows)} session ids"
+        self.message.emit(text)
+        self.ids_copied.emit(text, rows[0].session_id if len(rows) == 1 else None)
 
     def open_containing_folder(self) -> None:
         key = self.current_key()

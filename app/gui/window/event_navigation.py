@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QTimer
+from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView, QMenu
 
@@ -35,6 +35,8 @@ LINK_MESSAGE_MS = 8000
 
 
 class EventNavigator(QObject):
+    link_copied = Signal(str, str)  # the status line ("Copied a link to event seq 41: …"), the session id
+
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.w = window
@@ -205,7 +207,9 @@ class EventNavigator(QObject):
         text = link.clipboard_text()
         QGuiApplication.clipboard().setText(text)
         what = f"event seq {seq}" if seq is not None else "the session"
-        self.w.statusBar().showMessage(f"Copied a link to {what}: {link.url()}", LINK_MESSAGE_MS)
+        message = f"Copied a link to {what}: {link.url()}"
+        self.w.statusBar().showMessage(message, LINK_MESSAGE_MS)
+        self.link_copied.emit(message, link.session)
         return text
 
     def _timeline_menu(self, _pos: QPoint) -> None:

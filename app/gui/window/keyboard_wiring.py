@@ -7,8 +7,8 @@
   opened by ``window.menus``);
 * the focus ring on the focused pane (``views.focus_ring``);
 * View > Activity (Ctrl+Shift+A): a dock listing every action's result with its time, fed from the
-  signals the actions already emit (``SessionActions.done``, ``SessionExport.done``, ``Jobs.failed``)
-  and from the status bar's "Copied …" messages (copy link, copy id: those actions report only there);
+  signals the actions already emit (``SessionActions.done``, ``SessionExport.done``, ``Jobs.failed``,
+  ``EventNavigator.link_copied``, ``SessionListPane.ids_copied``);
 * View > Timeline legend (also the "Legend" button beside the content tabs);
 * File > Reset the demo root …: rebuild it after a confirmation, then reopen it.
 
@@ -21,10 +21,9 @@ May import: every ``app.gui`` package (it wires controllers to views, as the win
 from __future__ import annotations
 
 import os
-from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMessageBox, QToolButton
 
@@ -51,9 +50,7 @@ STATUS_MS = 15_000
 # Session actions as SessionActions.done names them -> as the Activity panel says them.
 ACTION_NAMES = {"copy": "copy raw artifact"}
 # Results that only reach the status bar, by the start of their message -> the action's name.
-STATUS_RESULTS = (("Copied a link to", "copy link"), ("Copied the session id", "copy session id"), ("Copied ", "copy"))
 RESET_ACTION = "reset demo root"
-RECENT_SIGNAL_MESSAGES = 8  # messages of the newest session action results, so the status bar's copy is not recorded twice
 
 
 class KeyboardFeatures(QObject):
@@ -70,7 +67,6 @@ class KeyboardFeatures(QObject):
         self.legend: TimelineLegend | None = None
         self.reset_dialog: ConfirmDialog | None = None
         self.error_box: QMessageBox | None = None
-        self._from_signals: deque[str] = deque(maxlen=RECENT_SIGNAL_MESSAGES)
         self._build_actions()
         self._connect()
 
@@ -137,7 +133,8 @@ class KeyboardFeatures(QObject):
         exporter = w.insight.exporter
         exporter.done.connect(lambda outcome, message, _path: self.record("export", outcome, message, exporter.session_id))
         w.jobs.failed.connect(self._job_failed)
-        w.statusBar().messageChanged.connect(self._status_message)
+        w.search.navigator.link_copied.connect(lambda message, session: self.record("copy link", DONE, message, session))
+        w.list_pane.ids_copied.connect(lambda message, session: self.record("copy session id", DONE, message, session))
 
     # ------------------------------------------------------------ activity
 
@@ -148,7 +145,6 @@ class KeyboardFeatures(QObject):
         name = ACTION_NAMES.get(action, action)
         if action == "resume" and outcome == DONE and message.startswith("Copied to the clipboard"):
             name = "copy command"  # the resume dialog's "Copy command": nothing was launched
-        self._from_signals.append(message)
         self.record(name, outcome, message, self.w.session_ops.session_id)
 
     def _job_failed(self, name: str, message: str) -> None:
@@ -158,22 +154,6 @@ class KeyboardFeatures(QObject):
             self.record(what, FAILED, message, last)
         else:
             self.record(name, FAILED, message)
-
-    def _status_message(self, text: str) -> None:
-        if not text.startswith("Copied "):
-            return
-        row = self.w.current_row()
-        session = row.session_id if row is not None else None
-        # Looked at after the current signal has run its course: a session action shows its message
-        # first and emits ``done`` right after, and that signal is the one that records it.
-        QTimer.singleShot(0, lambda: self._status_result(text, session))
-
-    def _status_result(self, text: str, session: str | None) -> None:
-        if text in self._from_signals:
-            self._from_signals.remove(text)
-            return
-        name = next(n for prefix, n in STATUS_RESULTS if text.startswith(prefix))
-        self.record(name, DONE, text, session)
 
     def toggle_activity(self, shown: bool | None = None) -> None:
         self.activity_panel.setVisible(not self.activity_panel.isVisible() if shown is None else shown)
