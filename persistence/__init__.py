@@ -14,7 +14,9 @@ so).  What is exported, by concern:
 - a viewer's reads: ``SessionView`` (``CoordinatedPersistence.view``: one read with the verdict,
   header, stored events, synthetic closers, torn facts and revision), ``SessionDiagnosis``,
   ``ArtifactInfo``/``RawBytes`` (``artifact``, ``read_raw_bytes``), ``ListedEntry``
-  (``list_entries``) and the module-level JSONL listing functions for worker processes;
+  (``list_entries``), ``ReadablePrefix``/``PrefixStop`` (``readable_prefix``: a refused SQLite
+  session's events before its first damaged row) and the module-level JSONL listing functions for
+  worker processes;
 - lenient decoding of raw artifacts (``persistence.raw_decode``): ``iter_raw``, ``decode_raw``,
   ``render_rows`` and their values;
 - JS-compatible JSON text (``js_dumps``, ``js_dumps_str``, ``js_number``, ``is_number``), the
@@ -80,6 +82,7 @@ from persistence.raw_decode import (
     iter_raw,
     render_rows,
 )
+from persistence.readable_prefix import PrefixStop, ReadablePrefix
 from persistence.service import AbortSignal, SessionPersistence
 from persistence.session import Session
 from persistence.sqlite.constants import SCHEMA_VERSION as SQLITE_SCHEMA_VERSION
@@ -112,6 +115,7 @@ __all__ = [
     "ListedEntry",
     "ListingCancelled",
     "PackedRun",
+    "PrefixStop",
     "RawBytes",
     "RawChunk",
     "RawDamage",
@@ -119,6 +123,7 @@ __all__ = [
     "RawLines",
     "RawPiece",
     "ReadFromResult",
+    "ReadablePrefix",
     "Session",
     "SessionAbortedError",
     "SessionArgumentError",

@@ -19,6 +19,7 @@ from persistence.errors import SessionAbortedError
 from persistence.listing import SESSION, ListedEntry
 from persistence.model.event_table import EventTable
 from persistence.model.header import SessionHeader
+from persistence.readable_prefix import ReadablePrefix
 from persistence.values import SessionPersistenceSnapshot
 
 T = TypeVar("T")
@@ -125,6 +126,11 @@ class StorageBackend(ABC):
     def load_suffix(self, session_id: str, from_seq: int, token: CancelToken) -> StoredLog | None:
         """Events from ``from_seq`` on (JSONL reads everything; SQLite seeks)."""
         return self.load_stored(session_id, token)
+
+    def load_readable_prefix(self, session_id: str, token: CancelToken) -> ReadablePrefix | None:
+        """The decodable events of a refused log before its first damage; None where the backend has no
+        lenient reader (JSONL: a viewer decodes the artifact's bytes with ``iter_raw`` instead)."""
+        return None
 
     def load_tail(self, session_id: str, min_events: int, token: CancelToken) -> StoredLog | None:
         """The newest events: at least ``min_events`` of them (all when the log is shorter) and at least

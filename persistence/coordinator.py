@@ -50,6 +50,7 @@ from persistence.pipeline import (
     tail_start,
     view_of,
 )
+from persistence.readable_prefix import ReadablePrefix
 from persistence.service import AbortSignal, EventLike, HeaderLike, SessionPersistence
 from persistence.values import (
     ReadFromResult,
@@ -528,6 +529,16 @@ class CoordinatedPersistence(SessionPersistence):
         session folder) raises its ``SessionPersistenceError`` as a read would.
         """
         return self._backend.artifact(session_id)
+
+    async def readable_prefix(self, session_id: str, signal: AbortSignal | None = None) -> ReadablePrefix | None:
+        """The events of a stored session before its first damaged row, decoded leniently, and what
+        stopped them (``persistence.readable_prefix``): for viewers of a log ``view`` refuses.
+
+        Never writes and validates nothing beyond decoding; not a verdict (``diagnose`` is).  SQLite only:
+        None for JSONL (its bytes decode with ``iter_raw``), a missing session, or an unreadable header.
+        """
+        async with self._lock(session_id):
+            return await self._run(lambda t: self._backend.load_readable_prefix(session_id, t), signal)
 
     async def session_sizes(
         self, session_ids: builtins.list[str] | None = None, signal: AbortSignal | None = None

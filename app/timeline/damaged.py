@@ -33,7 +33,7 @@ from typing import Any
 from app.search.damaged import packed_row
 from app.timeline.nodes import ERROR, OPEN, TimelineNode
 from app.timeline.spans import Span, derive_tail
-from persistence import EventTable, PackedRun, RawChunk, RawDamage, iter_raw
+from persistence import EventTable, PackedRun, RawChunk, RawDamage, ReadablePrefix, iter_raw
 
 DAMAGE = "damage"  # node kind and flag of the marker row
 _ENGINE_PREFIX = re.compile(r"^corrupt (Zstandard )?session log: (frame at byte \d+ )?")
@@ -47,6 +47,7 @@ class Stop:
     file_offset: int  # the artifact byte where it starts (-1: the bytes do not show it)
     lines_after: int  # lines that still decode after it (the Raw tab shows them)
     raw_line: int = -1  # its line in the Raw tab (decoded lines and marker lines, from 0); -1: not a line
+    after_text: str | None = None  # the marker row's Info instead of the lines count (a SQLite store's rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,12 @@ class DamagedTimeline:
 
 def stop_node(stop: Stop) -> TimelineNode:
     """The red "Stopped here" row for ``stop`` (a fresh node: a model owns the nodes it shows)."""
-    after = f"{stop.lines_after:,} more line(s) decode after it (Raw tab, F8)" if stop.lines_after else "nothing decodes after it"
+    if stop.after_text is not None:
+        after = stop.after_text
+    elif stop.lines_after:
+        after = f"{stop.lines_after:,} more line(s) decode after it (Raw tab, F8)"
+    else:
+        after = "nothing decodes after it"
     return TimelineNode(DAMAGE, (DAMAGE,), "■ Stopped here", stop.what, after, flags=frozenset({ERROR, DAMAGE}))
 
 
@@ -76,6 +82,21 @@ def damaged_timeline(
     if nodes and nodes[-1].kind == "turn" and OPEN in nodes[-1].flags:
         # Not "running or crashed": the log goes on, but nothing after the damage can be folded.
         nodes[-1].info = nodes[-1].info.replace("not closed (running or crashed)", "cut off by the damage below")
+    return DamagedTimeline(records, spans, first, nodes, stop)
+
+
+def damaged_timeline_of_prefix(prefix: ReadablePrefix, reason: str) -> DamagedTimeline:
+    """The timeline of a refused SQLite session's rows before its first damaged one (the engine's
+    ``readable_prefix``); ``reason`` (the engine's verdict) words the row when no row shows damage."""
+    records = prefix.events
+    spans, first, nodes = derive_tail(records, len(records))
+    if nodes and nodes[-1].kind == "turn" and OPEN in nodes[-1].flags and prefix.stop is not None:
+        nodes[-1].info = nodes[-1].info.replace("not closed (running or crashed)", "cut off by the damage below")
+    if prefix.stop is None:
+        stop = Stop(f"every stored row decodes; the engine refused the session: {reason}", -1, 0, after_text="")
+    else:
+        rows = prefix.stop.rows_after
+        stop = Stop(prefix.stop.why, -1, 0, after_text=f"{rows:,} stored row(s) from there on are not shown")
     return DamagedTimeline(records, spans, first, nodes, stop)
 
 

@@ -28,7 +28,7 @@ from persistence.sqlite.constants import (
     TOOL_TAG,
 )
 from persistence.sqlite.datacodec import decode_scalar_data, packed_data_text, parse_json_text
-from persistence.sqlite.errors import RowDecodeError, range_error
+from persistence.sqlite.errors import JsRangeError, RowDecodeError, range_error
 from persistence.sqlite.varint import decode_seqs
 
 EVENT_COLUMNS = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
@@ -301,6 +301,38 @@ def _decode_item(row: Row) -> dict[str, Any] | PackedRun:
     if row[6] == 0:
         return packed_run(row[1], row[0], row[2], row[3], row[4], row[5])
     return decode_scalar(row)
+
+
+def readable_rows(rows: Sequence[Row]) -> tuple[EventTable, tuple[int, str, int] | None]:
+    """The decodable rows from seq 0 on, up to the first that does not decode or does not continue the
+    seq chain: (events, None) or (events, (its seq, why, rows from it on)).  Lenient, for viewers of a
+    refused log: unlike ``scan_rows`` nothing after the stop decides anything."""
+    events = EventTable()
+    expected = 0
+    for i, row in enumerate(rows):
+        seq = row[0]
+        cell = _column_error(row)
+        if cell is None:
+            try:
+                check_int_range(row)
+            except JsRangeError as err:  # a JS number cannot hold one of its integers
+                cell = str(err)
+        if cell is not None:
+            return events, (seq, f"the row at seq {seq} is damaged ({cell})", len(rows) - i)
+        try:
+            item = _decode_item(row)
+        except RowDecodeError as err:
+            return events, (seq, f"the row at seq {seq} does not decode ({err})", len(rows) - i)
+        if seq != expected:
+            gap = f"seq {seq} follows seq {expected - 1}" if expected else f"the first row has seq {seq}, not 0"
+            return events, (seq, f"{gap}: the seq chain breaks there", len(rows) - i)
+        if type(item) is PackedRun:
+            events.append_run(item)
+            expected += len(item)
+        else:
+            events.append(item)  # type: ignore[arg-type]
+            expected += 1
+    return events, None
 
 
 def scan_rows(rows: Sequence[Row], base: int) -> ScanResult:

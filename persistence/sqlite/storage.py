@@ -28,6 +28,7 @@ from persistence.listing import BAD_ROW, SESSION, STATUS_CORRUPT, ListedEntry
 from persistence.model.header import SessionHeader, frozen_from_columns
 from persistence.model.jsontext import is_nonneg_safe_integer
 from persistence.model.repair import has_turn_start
+from persistence.readable_prefix import PrefixStop, ReadablePrefix
 from persistence.sqlite import facts, fsprep
 from persistence.sqlite.connection import Database
 from persistence.sqlite.constants import (
@@ -43,7 +44,15 @@ from persistence.sqlite.constants import (
 from persistence.sqlite.errors import RowDecodeError, is_busy, wrap_sqlite
 from persistence.sqlite.identity import revision_token, revision_tokens
 from persistence.sqlite.packing import EventRow, encode_batch, scalar_row
-from persistence.sqlite.rows import EVENT_COLUMNS, Row, decode_any_row, packed_last_seq, scan_rows, validate_event_rows
+from persistence.sqlite.rows import (
+    EVENT_COLUMNS,
+    Row,
+    decode_any_row,
+    packed_last_seq,
+    readable_rows,
+    scan_rows,
+    validate_event_rows,
+)
 from persistence.sqlite.sessions import (
     BUMP_REVISION,
     SELECT_ALL_SESSIONS,
@@ -211,6 +220,25 @@ class SqliteStorage(StorageBackend):
             # The rows a repair would delete, as this read saw them: describe_cut needs no second query.
             torn = TornMarker(result.torn_from, [], evidence=_rows_from(rows, result.torn_from))
         return StoredLog(session.meta, result.preserved, self._revision(session.incarnation, session.revision), torn)
+
+    def load_readable_prefix(self, session_id: str, token: CancelToken) -> ReadablePrefix | None:
+        """The decodable rows before the first damaged one, leniently (``persistence.readable_prefix``);
+        None when the session does not exist or its header row does not validate."""
+        with self.db.lock:
+            self._connect(token)
+            if self.db.pristine:
+                return None
+            with self.db.read() as conn:
+                try:
+                    session = self._session(conn, session_id)
+                except (SessionPersistenceError, ValueError, TypeError):
+                    return None  # no header to show the events under
+                if session is None:
+                    return None
+                rows = self.db.fetchall(conn, SELECT_EVENTS, (session_id,))
+        token.check()
+        events, stop = readable_rows(rows)
+        return ReadablePrefix(session.meta, events, None if stop is None else PrefixStop(*stop))
 
     def load_suffix(self, session_id: str, from_seq: int, token: CancelToken) -> StoredLog | None:
         """loadStoredFrom: seek, validate only the returned span, ignore a torn tail (§8)."""

@@ -214,3 +214,47 @@ def test_a_log_refused_for_what_its_bytes_do_not_show_quotes_the_engine() -> Non
     assert len(items) == len(turns[0]) + len(turns[1])
     assert stop.what == f"the engine refused the log: {reason}"
     assert stop.raw_line == -1 and stop.lines_after == 0
+
+
+def test_a_corrupt_sqlite_session_shows_its_rows_up_to_the_damaged_one(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path
+) -> None:
+    """SQLite has no byte artifact: the engine's lenient row read (``readable_prefix``) gives the turns
+    before the first damaged row; the stop row and the Raw tab's last line say which row and why."""
+    import sqlite3
+
+    from persistence import open_store
+
+    turns = _turns(4)
+    path = tmp_path / "store" / "sessions.sqlite"
+    path.parent.mkdir()
+
+    async def write() -> None:
+        store = open_store(str(path), "sqlite")
+        try:
+            await store.create({"id": "s1", "createdAt": 1767600000000, "cwd": CWD})
+            await store.append("s1", [e for t in turns for e in t])
+        finally:
+            await store.close()
+
+    arun(write())
+    bad_seq = len(turns[0]) + len(turns[1]) + 1  # the user message of turn 3
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE events SET data = '{not json' WHERE session_id = 's1' AND seq = ?", (bad_seq,))
+    conn.commit()
+    conn.close()
+    w = _open(qtbot, make_window, path)
+    assert w.session_model.find_id("s1").status == "corrupt"
+    tl = w.timeline_model
+    qtbot.waitUntil(lambda: tl.stop_node is not None, timeout=WAIT_MS)
+    assert tl.stop is not None and tl.stop.what.startswith(f"the row at seq {bad_seq} does not decode")
+    labels = [tl.data(tl.index(r, 0)) for r in range(tl.rowCount() - 1)]
+    assert labels == ["Turn 1", "Turn 2", "Turn 3"]  # turn 3 only started: cut off by the damage
+    assert "cut off by the damage below" in tl.data(tl.index(2, 2))
+    assert len(tl.records) == bad_seq
+    assert "stored row(s) from there on are not shown" in tl.data(tl.index(tl.rowCount() - 1, 0))
+    # Raw: the rows before the damage, then a marker line saying what stopped them.
+    assert w.raw_model.rowCount() == bad_seq + 1
+    marker = w.raw_model.first_marker()
+    assert marker == bad_seq and f"seq {bad_seq} does not decode" in w.raw_model.text.line_text(marker)
+    assert "timeline shows the part before the damage" in w.timeline_pane.banner.text()

@@ -54,7 +54,7 @@ from app.gui.runtime.jobs import Jobs
 from app.gui.runtime.viewer_store import ViewerStore
 from app.gui.runtime.worker_threads import Progress, checkpoint, in_thread
 from app.timeline import derive_growth, derive_older, derive_tail, latest_title
-from app.timeline.damaged import damaged_timeline_of_file
+from app.timeline.damaged import damaged_timeline_of_file, damaged_timeline_of_prefix
 from app.timeline.walk import walk, walk_items
 from persistence import EventTable, SessionDiagnosis, SessionPersistenceError, SessionView, interrupted_turn_closers
 
@@ -285,10 +285,17 @@ class SessionLoader(QObject):
                 cur.timeline_error = cur.diagnosis.reason if cur.diagnosis is not None else row.reason
                 self.timeline.clear()  # a preview of the tail is no view of a log the engine refuses
                 status = cur.diagnosis.status if cur.diagnosis is not None else row.status
-                if status in DAMAGED_PREFIX_STATUSES and cur.is_jsonl and row.path and row.compression:
-                    # Issue 16: the decodable part up to the damage, ending in a "Stopped here" row.
+                if status in DAMAGED_PREFIX_STATUSES:
+                    # Issue 16: the decodable part up to the damage, ending in a "Stopped here" row
+                    # (JSONL: decoded from the artifact's bytes; SQLite: the engine's lenient row read).
                     reason = cur.timeline_error or ""
-                    part = await in_thread(damaged_timeline_of_file, row.path, row.compression, reason, progress.cancel)
+                    part = None
+                    if cur.is_jsonl and row.path and row.compression:
+                        part = await in_thread(damaged_timeline_of_file, row.path, row.compression, reason, progress.cancel)
+                    elif not cur.is_jsonl:
+                        prefix = await store.readable_prefix(row.session_id)
+                        if prefix is not None:
+                            part = await in_thread(damaged_timeline_of_prefix, prefix, reason)
                     if part is not None:
                         self.timeline.load(part.records, len(part.records), part.spans, part.nodes, part.first, stop=part.stop)
             self.timeline_ready.emit(row.key)
@@ -365,6 +372,12 @@ class SessionLoader(QObject):
             elif view is not None and view.status in READABLE:
                 # O(1): rows are rendered when shown (rendering all 202k up front took 2.6 s and ~1 GB).
                 text = decode_records(view.stored)
+            elif not cur.is_jsonl and (prefix := await cur.store.readable_prefix(row.session_id)) is not None:
+                # A refused SQLite session: its rows before the first damaged one, then what stopped them.
+                text = decode_records(prefix.events)
+                stop = prefix.stop
+                if stop is not None:
+                    text.add_marker(f"{stop.why}; {stop.rows_after:,} stored row(s) from there on", provisional=False)
             else:
                 text = RawText()
                 text.add_marker(f"no raw text: {row.reason}")

@@ -23,6 +23,7 @@ from app.gui.runtime.collector import collector_paused
 from persistence import (
     CoordinatedPersistence,
     ListedEntry,
+    ReadablePrefix,
     ReadFromResult,
     SessionDiagnosis,
     SessionInspection,
@@ -76,6 +77,11 @@ class ViewerStore:
     async def read_tail(self, session_id: str, min_events: int) -> ReadFromResult:
         with collector_paused():
             return await self.engine.read_tail(session_id, min_events)
+
+    async def readable_prefix(self, session_id: str) -> ReadablePrefix | None:
+        """A refused SQLite session's events before its first damaged row (None for JSONL)."""
+        with collector_paused():
+            return await self.engine.readable_prefix(session_id)
 
     async def list_snapshots(self) -> list[SessionPersistenceSnapshot]:
         with collector_paused():

@@ -154,7 +154,9 @@ def snapshot_banner(snap: SessionSnapshot, now: float | None = None) -> tuple[st
             f"<br>{snap.closers} synthetic closer(s) are shown in <i>italics</i> on a purple background: "
             "they exist in memory only; loading or resuming the session in the harness would write them."
         )
-    if snap.status in ("corrupt", "unsupported", "missing", "unreadable"):
+    if snap.status in ("corrupt", "unreadable"):
+        text += "<br>The timeline shows the part before the damage; the Raw tab shows everything that still decodes."
+    elif snap.status in ("unsupported", "missing"):
         text += "<br>The Raw tab shows every byte that can still be decoded."
     return text, snap.status
 
