@@ -37,6 +37,20 @@ class AppSettings:
             self.q.setValue(f"window/splitter/{name}", state)
         self.q.sync()
 
+    def list_hidden_columns(self) -> list[str] | None:
+        """The session list's hidden columns by name (None: never chosen, the defaults apply)."""
+        v: Any = self.q.value("list/hiddenColumns")
+        if v is None:
+            return None
+        if isinstance(v, str):
+            return [v] if v else []
+        return [x for x in v if isinstance(x, str)] if isinstance(v, list) else None
+
+    def set_list_hidden_columns(self, names: list[str]) -> None:
+        # An empty list is stored as "" (QSettings' INI format drops empty lists): "none hidden".
+        self.q.setValue("list/hiddenColumns", names if names else "")
+        self.q.sync()
+
     @property
     def last_root(self) -> str | None:
         v = self.q.value("roots/last")

@@ -231,3 +231,31 @@ def test_seen_state_is_saved_per_root_with_this_visit_as_the_next_baseline(qtbot
     settings.setValue(c3._seen_key("/roots/a"), "{not json")
     c3._load_seen("/roots/a")  # damaged: nothing looked at yet, no exception
     assert m3.seen_state()[0] == {}
+
+
+def test_the_columns_chosen_in_the_header_menu_are_kept_across_runs(qtbot: Any, arun: Any, tmp_path: Path) -> None:
+    settings = AppSettings(QSettings(str(tmp_path / "columns.ini"), QSettings.Format.IniFormat))
+    first = MainWindow(settings, restore_geometry=False)
+    qtbot.addWidget(first)
+    t = first.list_pane.table
+    assert t.isColumnHidden(Col.CREATED) and not t.isColumnHidden(Col.MODIFIED)  # the defaults
+    first.list_pane._header_menu(t.horizontalHeader().rect().center())
+    menu = first.list_pane.last_header_menu
+    assert menu is not None
+    next(a for a in menu.actions() if a.text() == "Created").trigger()  # show it
+    next(a for a in menu.actions() if a.text() == "Modified").trigger()  # hide it
+    menu.close()
+    assert not t.isColumnHidden(Col.CREATED) and t.isColumnHidden(Col.MODIFIED)
+    arun(first.shutdown())
+    second = MainWindow(AppSettings(QSettings(str(tmp_path / "columns.ini"), QSettings.Format.IniFormat)), restore_geometry=False)
+    qtbot.addWidget(second)
+    t2 = second.list_pane.table
+    assert not t2.isColumnHidden(Col.CREATED) and t2.isColumnHidden(Col.MODIFIED)
+    assert t2.isColumnHidden(Col.ORIGIN) and not t2.isColumnHidden(Col.TITLE)  # the rest as they were
+    second.list_pane.set_hidden_columns([])  # every column shown is a choice too, kept as such
+    second.list_pane.columns_changed.emit()
+    assert (
+        settings.q.fileName()
+        and AppSettings(QSettings(str(tmp_path / "columns.ini"), QSettings.Format.IniFormat)).list_hidden_columns() == []
+    )
+    arun(second.shutdown())

@@ -195,6 +195,7 @@ class SessionListPane(QWidget):
     context_menu_requested = Signal(str, QPoint)  # row key, global position
     shown_changed = Signal()  # the listed rows (filter, project box, refresh) or the current row changed
     message = Signal(str)  # a one-line result for the status bar ("Copied 2 session ids")
+    columns_changed = Signal()  # the user showed or hid a column (header menu)
     ids_copied = Signal(str, object)  # that line, and the session id (None when several were copied)
 
     def __init__(self, model: SessionListModel, parent: QWidget | None = None) -> None:
@@ -530,9 +531,24 @@ class SessionListPane(QWidget):
             act = menu.addAction(HEADERS[col])
             act.setCheckable(True)
             act.setChecked(not self.table.isColumnHidden(col))
-            act.toggled.connect(lambda on, c=col: self.table.setColumnHidden(c, not on))
+            act.toggled.connect(lambda on, c=col: self._show_column(c, on))
         self.last_header_menu = menu
         menu.popup(self.table.horizontalHeader().mapToGlobal(pos))
+
+    def _show_column(self, col: Col, on: bool) -> None:
+        self.table.setColumnHidden(col, not on)
+        self.columns_changed.emit()
+
+    def hidden_columns(self) -> list[str]:
+        """The hidden columns by name (what the window keeps in its settings)."""
+        return [c.name for c in Col if c != Col.TITLE and self.table.isColumnHidden(c)]
+
+    def set_hidden_columns(self, names: list[str]) -> None:
+        """Hide exactly these columns (unknown names are ignored; Title always shows)."""
+        wanted = set(names)
+        for c in Col:
+            if c != Col.TITLE:
+                self.table.setColumnHidden(c, c.name in wanted)
 
     # ------------------------------------------------------------ slots
 

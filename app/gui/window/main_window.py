@@ -128,6 +128,10 @@ class MainWindow(QMainWindow):
 
     def _build_views(self) -> None:
         self.list_pane = SessionListPane(self.session_model, self)
+        hidden = self.settings.list_hidden_columns()
+        if hidden is not None:  # the user's choice from the header menu, kept across runs
+            self.list_pane.set_hidden_columns(hidden)
+        self.list_pane.columns_changed.connect(lambda: self.settings.set_list_hidden_columns(self.list_pane.hidden_columns()))
         self.header_pane = HeaderPane(self.header_model, self)
         self.timeline_pane = TimelinePane(self.timeline_model, self)
         self.raw_pane = RawPane(self.raw_model, self)
