@@ -20,6 +20,7 @@ import pytest
 from guikit import WAIT_MS, make_turn, wait_listed, wait_opened
 
 from app.gui import style
+from app.gui.models.sessions import LIVE_LABEL, Col
 from app.gui.views.session_banner import LIVE_BADGE
 from app.timeline import OPEN, SYNTHETIC
 from persistence import JsonlSessionPersistence, open_store
@@ -164,9 +165,12 @@ def _check(w: Any, status: str, count: int | None, lines: int | None) -> None:
     # The title banner.
     title = w.banner.label.text()
     assert (LIVE_BADGE if snap.live else label) in title, title
+    # The list's Status cell says "live" exactly when the banner does.
+    cell = w.session_model.index_for_key(row.key, Col.STATUS).data()
+    assert cell == (LIVE_LABEL if snap.live else label), (cell, snap.live)
     # The Header tab.
     fields = {f.name: f.value for f in w.header_model.rows()}
-    assert fields["status"] == label, fields["status"]
+    assert fields["status"] == (f"{label} · live: a writer is active (not crashed)" if snap.live else label), fields["status"]
     if count is not None:
         assert fields["events"].startswith(f"{count:,} stored"), fields["events"]
     # The timeline's banner.

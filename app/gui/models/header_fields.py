@@ -102,8 +102,10 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def header_rows(row: SessionRow, parent: SessionRow | None, children: list[SessionRow], location: str | None) -> list[FieldRow]:
-    """The rows of the Header tab for one session."""
+def header_rows(
+    row: SessionRow, parent: SessionRow | None, children: list[SessionRow], location: str | None, *, live: bool = False
+) -> list[FieldRow]:
+    """The rows of the Header tab for one session (``live``: its open turn is being written)."""
     out = [FieldRow("Header", "", section=True)]
     meta = row.meta or {}
     for name in HEADER_FIELDS:
@@ -132,7 +134,10 @@ def header_rows(row: SessionRow, parent: SessionRow | None, children: list[Sessi
     out.append(FieldRow("revision", row.revision or "—"))
 
     out.append(FieldRow("Diagnosis", "", section=True))
-    out.append(FieldRow("status", style.STATUS_LABELS.get(row.status, row.status), tone=row.status))
+    status = style.STATUS_LABELS.get(row.status, row.status)
+    if live and row.status == "open-turn":
+        status += " · live: a writer is active (not crashed)"
+    out.append(FieldRow("status", status, tone=row.status))
     out.append(FieldRow("reason", row.reason, tone=row.status if row.status not in ("ok", "pending") else None))
     if row.details is not None:
         if row.details.event_count is not None:

@@ -117,6 +117,7 @@ class SessionListModel(QAbstractTableModel):
         # The open session's row shows the loader's snapshot, never the background pass: one revision
         # for the list, the banners and the tabs (issue 16).  Set by ``pin_details``.
         self.pinned_key: str | None = None
+        self.pinned_live = False  # the pinned (open) session's open turn is being written (issue 16 bug 3)
         self._status_counts: Counter[str] = Counter()
         self._project_counts: Counter[str] = Counter()
         self._fonts = {(b, i): _font(bold=b, italic=i) for b in (False, True) for i in (False, True)}
@@ -259,6 +260,8 @@ class SessionListModel(QAbstractTableModel):
         if role == _DISPLAY:
             if col in DETAIL_COLUMNS and self.on_pending is not None and r.status == "pending":
                 self.on_pending(r.key)
+            if col == Col.STATUS and self.pinned_live and r.key == self.pinned_key and r.status == "open-turn":
+                return LIVE_LABEL
             return display_text(r, col)
         if role == _FOREGROUND:
             if col == Col.STATUS:
@@ -509,11 +512,18 @@ class SessionListModel(QAbstractTableModel):
             self.mark_seen(row.key)  # the open session's own changes are watched as they arrive
         self._place(row)
 
-    def pin_details(self, key: str | None, det: Details | None = None) -> None:
-        """Show ``det`` for ``key`` and ignore the background pass for that row from now on (None: unpin)."""
+    def pin_details(self, key: str | None, det: Details | None = None, *, live: bool = False) -> None:
+        """Show ``det`` for ``key`` and ignore the background pass for that row from now on (None: unpin);
+        ``live``: its open turn is being written, and the Status cell says so as the banner does."""
+        was_live = self.pinned_key if self.pinned_live else None
         self.pinned_key = key
+        self.pinned_live = key is not None and live
         if key is not None and det is not None:
             self.apply_details({key: det}, pinned=True)
+        for k in {was_live, key if self.pinned_live else None} - {None}:
+            row = self.row_for_key(k)  # type: ignore[arg-type]
+            if row >= 0:
+                self.dataChanged.emit(self.index(row, Col.STATUS), self.index(row, Col.STATUS))
 
     def apply_details(self, updates: dict[str, Details], *, pinned: bool = False) -> None:
         changed: list[SessionRow] = []
@@ -601,6 +611,7 @@ class SessionListModel(QAbstractTableModel):
         self.dataChanged.emit(self.index(final, 0), self.index(final, N_COLS - 1))
 
 
+LIVE_LABEL = "open turn · live"  # the Status cell of the open session while a writer is active (as its banner)
 _NEVER: Any = object()  # a key the user never opened (``None`` is a real revision: a row without one)
 
 

@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         self.session: OpenSession | None = None  # what the loader handed over for the open session
         self.root_error: str | None = None
         self._open_key: str | None = None
+        self._live_key: str | None = None  # the open session while its snapshot says a writer is active
         self._want_session: str | None = None
         self.opened_keys: list[str] = []
         self.first_view = asyncio.Event()
@@ -394,7 +395,7 @@ class MainWindow(QMainWindow):
             return
         if key == self._open_key and self.loader.current is not None:
             return
-        self._open_key = key
+        self._open_key, self._live_key = key, None
         self.session_model.pin_details(None)  # the previous session's row follows the background pass again
         self._update_actions()
         self._show_header(row)
@@ -430,7 +431,7 @@ class MainWindow(QMainWindow):
     def _close_session(self) -> None:
         self.loader.close()
         self.session = None
-        self._open_key = None
+        self._open_key = self._live_key = None
         self.session_model.pin_details(None)
         self._live_timer.stop()
 
@@ -443,7 +444,8 @@ class MainWindow(QMainWindow):
     def _show_header(self, row: SessionRow) -> None:
         parent = self.session_model.find_id(row.parent_id) if row.parent_id else None
         children = self.session_model.children_of(row.session_id)
-        self.header_model.set_rows(header_rows(row, parent, children, row.path))
+        live = self._live_key == row.key
+        self.header_model.set_rows(header_rows(row, parent, children, row.path, live=live))
 
     def _session_diagnosed(self, session: OpenSession) -> None:
         # The banners wait for the snapshot (``_show_snapshot``): the models do not hold this read yet.
@@ -454,8 +456,9 @@ class MainWindow(QMainWindow):
         row = self.session_model.get(snap.key)
         if row is None or snap.key != self._open_key:
             return
+        self._live_key = snap.key if snap.live else None
         if row.problem_status is None:
-            self.session_model.pin_details(snap.key, snap.details)  # the list row (and badge) say the same
+            self.session_model.pin_details(snap.key, snap.details, live=snap.live)  # the list row says the same
             self._schedule_counts()  # and the status bar's counts ("1 open turn")
         self._show_title(row)
         self._show_header(row)
