@@ -64,7 +64,7 @@ from PySide6.QtWidgets import (
 
 from app.gui import style
 from app.gui.models.session_row import SessionRow
-from app.gui.models.sessions import HEADERS, KEY_ROLE, Col, SessionListModel, project_label
+from app.gui.models.sessions import HEADERS, KEY_ROLE, LIVE_LABEL, Col, SessionListModel, project_label
 
 FILTER_DEBOUNCE_MS = 20  # keys closer together than this are filtered once, this long after the last
 FILTER_INSTANT_ROWS = 2000  # a root of at most this many sessions filters on every key (a pass: < 1 ms)
@@ -76,7 +76,7 @@ TAB_NOTE_GAP_PX = 10  # between the "hidden by the filter" note and the tabs / t
 PROJECT_MAX_FRACTION = 0.24  # the Project column never takes more than this share of the table's width (Title: the most)
 # The widest value each fixed-format column can hold (what "size to content" measures).
 COLUMN_SAMPLES: dict[int, tuple[str, ...]] = {
-    Col.STATUS: tuple(style.STATUS_LABELS.values()),
+    Col.STATUS: (*style.STATUS_LABELS.values(), LIVE_LABEL),
     Col.ORIGIN: ("subagent (depth 9)", "fork"),
     Col.MODIFIED: ("2026-12-31 23:59",),
     Col.CREATED: ("2026-12-31 23:59",),
