@@ -35,6 +35,9 @@ from app.timeline import OLDER_EVENT_BUDGET, TimelineNode, node_detail
 
 SEQ_DIGITS = 6  # the Seq column fits seq 999,999 unelided (issue 16; the 200k-event benchmark log has 6 digits)
 COLUMN_WIDTHS = {"Item": 170, "Summary": 400, "Info": 220, "Time": 74}  # px; Seq is measured from the font
+SUMMARY_MIN_PX = 180  # a narrow window shrinks Info (down to INFO_MIN_PX) before Summary gets less than this
+INFO_MIN_PX = 90
+COL_INFO = 2
 LOAD_ALL_TICK_MS = 0  # "Load all" derives one budgeted step per event-loop turn, so the window stays live
 
 
@@ -60,6 +63,9 @@ class TimelineTree(QTreeView):
         for col, name in enumerate(COLUMNS):
             self.setColumnWidth(col, COLUMN_WIDTHS.get(name, 0) or self.seq_column_width())
         h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self._info_set_by_user = False
+        self._sizing_info = False
+        h.sectionResized.connect(self._section_resized)
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.clicked.connect(self._maybe_fetch)
         self.doubleClicked.connect(self._maybe_damage)
@@ -102,6 +108,26 @@ class TimelineTree(QTreeView):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._sentinel_state()
+        self._fit_info()
+
+    def _fit_info(self) -> None:
+        """Give Summary (the stretching column) at least ``SUMMARY_MIN_PX`` by narrowing Info, unless the
+        user sized Info by hand: at 1100 px the fixed widths left Summary 35 px ("Sumr")."""
+        if self._info_set_by_user:
+            return
+        others = sum(self.columnWidth(c) for c in range(len(COLUMNS)) if c not in (1, COL_INFO))
+        room = self.viewport().width() - others - SUMMARY_MIN_PX
+        want = max(INFO_MIN_PX, min(COLUMN_WIDTHS["Info"], room))
+        if want != self.columnWidth(COL_INFO):
+            self._sizing_info = True
+            try:
+                self.setColumnWidth(COL_INFO, want)
+            finally:
+                self._sizing_info = False
+
+    def _section_resized(self, index: int, _old: int, _new: int) -> None:
+        if index == COL_INFO and not self._sizing_info:
+            self._info_set_by_user = True
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         self._press_x = int(event.position().x())  # read by ``_maybe_fetch`` (the clicked signal follows)
@@ -235,7 +261,8 @@ class TimelinePane(QWidget):
         top.setContentsMargins(0, 0, 0, 0)
         top.setSpacing(4)
         top.addWidget(self.banner, 1)
-        top.addWidget(self.follow.pin, 0, Qt.AlignmentFlag.AlignTop)
+        # Right-aligned: with no banner (no session open) it would otherwise sit in the middle of the row.
+        top.addWidget(self.follow.pin, 0, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignRight)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
