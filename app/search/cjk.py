@@ -8,7 +8,10 @@ FTS5 table (``cjk``, unicode61 tokenizer: each pair is one token); a two-charact
 one token lookup (~1 ms), its candidates checked with the same ``LIKE`` as any other term.
 
 Rows without CJK text cost one ``str.isascii`` call (C speed) and write nothing; what is written is
-about 3 bytes per CJK character (two characters per pair, UTF-8).
+about 3 bytes per CJK character (two characters per pair, UTF-8).  Every pair of a row is written,
+never a capped subset: the index narrows a two-letter query to the rows it lists, so a pair left out
+would be a match never found.  A row holds at most ``extract.MAX_BODY_CHARS`` (200,000) characters,
+which bounds its pairs.
 
 May import: the standard library only.
 """
@@ -27,7 +30,6 @@ _RANGES = (
     (0xFF66, 0xFF9F),
     (0x20000, 0x3FFFF),
 )
-MAX_PAIRS_PER_ROW = 50_000  # distinct pairs written for one row (a huge pasted CJK file stays bounded)
 
 
 def is_cjk(ch: str) -> bool:
@@ -51,10 +53,8 @@ def bigram_words(body: str | None) -> str | None:
         cur = ord(ch) >= 0x3040 and is_cjk(ch)
         if cur and prev:
             pairs[body[i - 1 : i + 1]] = None
-            if len(pairs) >= MAX_PAIRS_PER_ROW:
-                break
         prev = cur
     return " ".join(pairs) if pairs else None
 
 
-__all__ = ["MAX_PAIRS_PER_ROW", "bigram_words", "cjk_bigram", "is_cjk"]
+__all__ = ["bigram_words", "cjk_bigram", "is_cjk"]

@@ -321,7 +321,7 @@ def readable_rows(rows: Sequence[Row]) -> tuple[EventTable, tuple[int, str, int]
             return events, (seq, f"the row at seq {seq} is damaged ({cell})", len(rows) - i)
         try:
             item = _decode_item(row)
-        except RowDecodeError as err:
+        except (RowDecodeError, SessionStorageCorruptError) as err:  # the latter: a data frame that decompresses past the cap
             return events, (seq, f"the row at seq {seq} does not decode ({err})", len(rows) - i)
         if seq != expected:
             gap = f"seq {seq} follows seq {expected - 1}" if expected else f"the first row has seq {seq}, not 0"

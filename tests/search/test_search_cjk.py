@@ -134,3 +134,46 @@ def test_deleted_rows_leave_the_pair_index(tmp_path: Path) -> None:
         assert db.conn.execute("SELECT count(*) FROM cjk").fetchone()[0] == 0
     finally:
         db.close()
+
+
+def test_a_pair_at_the_end_of_a_long_cjk_row_is_found(tmp_path: Path) -> None:
+    """Every pair of a row is indexed (none capped away): the pair index decides which rows are read."""
+    from app.search.db import IndexDb
+    from app.search.query import Searcher
+
+    # 90,000 letter pairs side by side: more than 50,000 distinct adjacent pairs before the one searched.
+    body = "".join(chr(0x4E00 + x) + chr(0x5000 + y) for x in range(300) for y in range(300)) + "東京"
+    assert len(set((bigram_words(body) or "").split())) > 100_000
+    db = IndexDb.open(str(tmp_path / "index.sqlite"), "root-identity")
+    try:
+        sid = db.new_session("k1", "s1")
+        db.insert_rows(sid, [(1, "user", "user/message", None, 1, 0, body)])
+        db.commit()
+        result = Searcher(None, conn=db.conn).search("東京")
+        assert result.mode == "cjk" and [h.seq for h in result.hits] == [1]
+    finally:
+        db.close()
+
+
+def test_the_index_writes_on_a_sqlite_that_does_not_trust_schemas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SQLite built with SQLITE_TRUSTED_SCHEMA=0 would refuse the trigger's function: the writer trusts its own file."""
+    from app.search import db as db_module
+
+    real = db_module.sqlite3.connect
+
+    def untrusting(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = real(*args, **kwargs)  # type: ignore[arg-type]
+        conn.execute("PRAGMA trusted_schema = OFF")
+        return conn
+
+    monkeypatch.setattr(db_module.sqlite3, "connect", untrusting)
+    monkeypatch.setattr(db_module, "connect_cache", lambda path: untrusting(path, check_same_thread=False, isolation_level=None))
+    db = db_module.IndexDb.open(str(tmp_path / "index.sqlite"), "root-identity")
+    try:
+        assert db.conn.execute("PRAGMA trusted_schema").fetchone()[0] == 1
+        sid = db.new_session("k1", "s1")
+        db.insert_rows(sid, [(1, "user", "user/message", None, 1, 0, "東京の天気")])
+        db.commit()
+        assert db.conn.execute("SELECT count(*) FROM cjk").fetchone()[0] == 1
+    finally:
+        db.close()

@@ -162,3 +162,16 @@ def test_packed_rows_stay_packed_in_the_prefix(tmp_path: Path, chunks: int) -> N
     prefix = _prefix(path)
     assert prefix.stop is None and len(prefix.events) == 3 + chunks
     assert [e.get("data", {}).get("delta") for e in prefix.events.records()[3:]] == [f"d{i} " for i in range(chunks)]
+
+
+def test_a_data_frame_that_decompresses_past_the_cap_stops_the_prefix_instead_of_raising(tmp_path: Path) -> None:
+    """A zstd ``data`` cell of a few KB that expands past the 64 MiB cap is damage like any other."""
+    import zstandard
+
+    path = _store(tmp_path)
+    bomb = zstandard.ZstdCompressor(level=19).compress(b'{"a":"' + b"0" * (70 * 1024 * 1024) + b'"}')
+    assert len(bomb) < 100_000
+    _damage(path, "UPDATE events SET data = ? WHERE session_id = 's1' AND seq = 4", bomb)
+    prefix = _prefix(path)
+    assert len(prefix.events) == 4 and prefix.stop is not None and prefix.stop.seq == 4
+    assert prefix.stop.why.startswith("the row at seq 4 does not decode")

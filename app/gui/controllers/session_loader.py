@@ -166,6 +166,7 @@ class SessionLoader(QObject):
         self.raw = raw
         self.current: OpenSession | None = None
         self._follow_again = False
+        self._judge_after = False  # a re-judgement asked for while a follow ran: done when it ends
         self._changed_while_loading = False
         # The liveness guard's quiet period (the window passes its setting): "live" uses the same one.
         self.quiet_seconds: Callable[[], float] = lambda: DEFAULT_QUIET_SECONDS
@@ -189,13 +190,17 @@ class SessionLoader(QObject):
         if cur is None or not cur.loaded or cur.snapshot is None or self.jobs.running("session"):
             return
         if self.jobs.running("follow"):
-            return  # the running follow judges it afresh and emits its own snapshot
-        self.jobs.spawn(self._reevaluate(cur), name="reevaluate", key="follow")
+            # The running follow may have judged liveness (and read the toggle) already: judge again once
+            # it ends, on its snapshot.
+            self._judge_after = True
+            return
+        self.jobs.spawn(self._judge(cur), name="reevaluate", key="follow")
 
     # ------------------------------------------------------------ control
 
     def open(self, row: SessionRow, root: OpenRoot) -> asyncio.Task[Any]:
         self.jobs.cancel("follow")
+        self._judge_after = False  # the new load judges its own snapshot
         return self.jobs.spawn(self._open(row, root), name=f"open {row.session_id}", key="session")
 
     def reopen(self, row: SessionRow) -> asyncio.Task[Any] | None:
@@ -290,12 +295,20 @@ class SessionLoader(QObject):
                     # (JSONL: decoded from the artifact's bytes; SQLite: the engine's lenient row read).
                     reason = cur.timeline_error or ""
                     part = None
-                    if cur.is_jsonl and row.path and row.compression:
-                        part = await in_thread(damaged_timeline_of_file, row.path, row.compression, reason, progress.cancel)
-                    elif not cur.is_jsonl:
-                        prefix = await store.readable_prefix(row.session_id)
-                        if prefix is not None:
-                            part = await in_thread(damaged_timeline_of_prefix, prefix, reason)
+                    try:
+                        if cur.is_jsonl and row.path and row.compression:
+                            part = await in_thread(damaged_timeline_of_file, row.path, row.compression, reason, progress.cancel)
+                        elif not cur.is_jsonl:
+                            prefix = await store.readable_prefix(row.session_id)
+                            if prefix is not None:
+                                part = await in_thread(damaged_timeline_of_prefix, prefix, reason)
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception:  # a best-effort view of a refused log must not fail the open
+                        # The engine refused this log; folding whatever decodes may meet shapes nothing
+                        # validated.  The banner and the Raw tab still say what is wrong.
+                        log.warning("no partial timeline for %s", row.session_id, exc_info=True)
+                        part = None
                     if part is not None:
                         self.timeline.load(part.records, len(part.records), part.spans, part.nodes, part.first, stop=part.stop)
             self.timeline_ready.emit(row.key)
@@ -390,7 +403,27 @@ class SessionLoader(QObject):
 
     # ------------------------------------------------------------ following appends
 
+    async def _judge(self, cur: OpenSession) -> None:
+        """``_reevaluate``, then the change ``follow`` noted meanwhile (it saw this job running and only
+        set ``_follow_again``: without this hand-off the writer's last append would never be read)."""
+        self._follow_again = False
+        await self._reevaluate(cur)
+        if self._follow_again and self.current is cur:
+            await self._follow()
+
     async def _follow(self) -> None:
+        while True:
+            await self._follow_reads()
+            cur = self.current
+            if not self._judge_after or cur is None or cur.snapshot is None or self.jobs.running("session"):
+                return
+            self._judge_after = False
+            self._follow_again = False
+            await self._reevaluate(cur)
+            if not self._follow_again or self.current is not cur:
+                return  # nothing changed while judging (else: read that change too)
+
+    async def _follow_reads(self) -> None:
         while True:
             self._follow_again = False
             cur = self.current
