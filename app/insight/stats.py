@@ -31,6 +31,7 @@ May import: the standard library, ``app.timeline`` (record walking, title) and t
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -411,7 +412,8 @@ class _Fold:
         if type(content) is list:
             for block in content:
                 if type(block) is dict and block.get("type") == "tool-call" and isinstance(block.get("name"), str):
-                    self.tool_names.setdefault(block.get("id"), block["name"])
+                    with contextlib.suppress(TypeError):  # an unhashable id (a damaged payload) names nothing
+                        self.tool_names.setdefault(block.get("id"), block["name"])
         self._sample(d, d.get("usage"), model)
 
     def retry(self, _index: int, _rec: dict[str, Any], _d: dict[str, Any]) -> None:

@@ -46,6 +46,13 @@ CHECKPOINT_MASK = 1023  # ``checkpoint`` runs every 1024 records: ~0.6 ms of fol
 SEEK_BACK_LIMIT = 100_000  # records scanned backwards for a seq that is not its own index (a damaged log)
 
 
+def hkey(value: Any) -> Any:
+    """``value`` as a dict key.  The engine accepts a log whose ``callId`` or chunk ``index`` is a JSON
+    list or object (upstream validates neither), and a dict key must be hashable: such a value is keyed
+    by its text, so the fold shows the log instead of failing on it."""
+    return ("json", compact_json(value)) if isinstance(value, (list, dict)) else value
+
+
 @dataclass(slots=True)
 class _Step:
     node: TimelineNode
@@ -129,6 +136,7 @@ class _Fold:
         self.loose = []
 
     def _find_tool(self, call_id: Any) -> TimelineNode | None:
+        call_id = hkey(call_id)
         if self.step is not None and call_id in self.step.tools:
             return self.step.tools[call_id]
         if self.turn is not None:
@@ -348,7 +356,7 @@ class _Fold:
             else:
                 idx = ctype = None
             if idx is not None and ctype not in ("usage", "finish"):
-                by_block.setdefault(idx, []).append(s)
+                by_block.setdefault(hkey(idx), []).append(s)
             else:
                 other_chunk_seqs.append(s)
         st.chunks = []
@@ -447,6 +455,7 @@ class _Fold:
         return self._node("block", i, f"[{bt}]", compact_json(block), key=key, seqs=seqs)
 
     def _register_tool(self, call_id: Any, node: TimelineNode) -> None:
+        call_id = hkey(call_id)
         if self.step is not None:
             self.step.tools[call_id] = node
         if self.turn is not None:
