@@ -354,6 +354,8 @@ async def bench_root(args: argparse.Namespace) -> None:
         ("terraform apply", SearchFilters(kinds=frozenset({"tool-call"}))),
         ("terra*", SearchFilters()),
         ("订单服务", SearchFilters()),
+        ("日志", SearchFilters()),  # two CJK letters: the pair index
+        ("東京", SearchFilters()),  # two CJK letters found nowhere
         ("kalomi", SearchFilters()),
         ("staging bucket", SearchFilters()),
         ("error", SearchFilters()),

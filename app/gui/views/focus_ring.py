@@ -102,6 +102,8 @@ class FocusRing(QObject):
             QRect(0, 0, t, r.height()),
             QRect(r.width() - t, 0, t, r.height()),
         )
+        if all(s.geometry() == g and s.isVisible() for s, g in zip(self.strips, rects, strict=True)):
+            return  # in place already: a raise would restack and repaint (every layout pass of the target)
         for s, g in zip(self.strips, rects, strict=True):
             s.setGeometry(g)
             s.show()
