@@ -11,6 +11,8 @@ so).  What is exported, by concern:
   ``EventTable`` (``record_table()``), whose ``segments()`` walk yields scalar records and
   ``PackedRun``s (a run of chunk deltas kept packed: one step for a timeline fold, a search index
   or a stats pass over a 200k-event log);
+- the event vocabulary: ``EventType`` (every catalog type name as a constant: readers never spell
+  one) and the record shapes ``EventRecord`` and ``TokenUsage`` (``TypedDict``s, for annotation);
 - a viewer's reads: ``SessionView`` (``CoordinatedPersistence.view``: one read with the verdict,
   header, stored events, synthetic closers, torn facts and revision), ``SessionDiagnosis``,
   ``ArtifactInfo``/``RawBytes`` (``artifact``, ``read_raw_bytes``), ``ListedEntry``
@@ -64,6 +66,7 @@ from persistence.jsonl.frames import compress_frame, decode_frame, scan_frames
 from persistence.jsonl.paths import decode_segment, encode_segment
 from persistence.jsonl.storage import read_first_line, revision_of
 from persistence.listing import ListedEntry
+from persistence.model.catalog import EventRecord, EventType, TokenUsage
 from persistence.model.event import EventLog, SessionEvent
 from persistence.model.event_table import EventTable
 from persistence.model.header import SESSION_FORMAT_VERSION, SessionHeader
@@ -108,7 +111,9 @@ __all__ = [
     "CoordinatedPersistence",
     "CutFacts",
     "EventLog",
+    "EventRecord",
     "EventTable",
+    "EventType",
     "HeaderCache",
     "JsonlSessionPersistence",
     "LazyRows",
@@ -152,6 +157,7 @@ __all__ = [
     "SessionView",
     "SessionWriteBehind",
     "StorageBackend",
+    "TokenUsage",
     "TornFacts",
     "compress_frame",
     "copy_artifact_to",
