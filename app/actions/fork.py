@@ -9,7 +9,7 @@ it is appended to the *new* session as a ``session/title`` event with source ``{
 explicit name pins the title, event-catalog.json), after the seed and its end marker, so the seed
 stays the parent's prefix byte for byte and the parent is never written.
 
-May import the standard library, ``app.timeline.title`` (the parent's title) and the engine.
+May import the standard library, ``app.records`` (the parent's title) and the engine.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.timeline.title import latest_title
+from app.records import latest_title
 from persistence import (
     CoordinatedPersistence,
     EventTable,

@@ -24,8 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.timeline.record_fields import get_path
-from app.timeline.summaries import compact_json, content_text
+from app.records import compact_json, content_text, get_path
 from persistence import EventLog, EventTable, PackedRun
 
 

@@ -22,8 +22,7 @@ from typing import Any
 
 from app.insight.cache import InsightCache, SessionSummary
 from app.insight.stats import Tokens, fold_stats, table_of_log
-from app.timeline.record_fields import get_path
-from app.timeline.summaries import content_text, one_line
+from app.records import content_text, get_path, one_line
 from persistence import EventLog, EventTable, ListedEntry, PackedRun
 
 ROOT = "root"  # no parent

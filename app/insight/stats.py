@@ -26,7 +26,7 @@ What is counted, and from which events (session-model §6.4, event-catalog.json)
   apart in ``compaction_tokens``), failed ones (``compaction/end`` with ``error``) and prunes
   (``compaction/prune``).
 
-May import: the standard library, ``app.timeline`` (record walking, title) and the public ``persistence``.
+May import: the standard library, ``app.records`` (title, the token usage value) and the public ``persistence``.
 """
 
 from __future__ import annotations
@@ -36,83 +36,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.timeline.title import latest_title
+from app.records import NO_TOKENS, Tokens, latest_title
 from persistence import EventLog, EventTable, PackedRun
 
 UNKNOWN_TOOL = "(unknown tool)"  # a result whose call names no tool anywhere in the log
 UNKNOWN_MODEL = "(unknown)"  # a usage sample with no model named before it
 
 
-def _num(v: Any) -> int:
-    """A token count as an int (JSON numbers only; anything else counts 0, as the timeline's Usage does)."""
-    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
-
-
 def _hashable(v: Any) -> Any:
     """A step number as a dict key (a damaged payload's list or object becomes its repr)."""
     return v if v is None or type(v) in (int, float, str, bool) else repr(v)
-
-
-@dataclass(frozen=True, slots=True)
-class Tokens:
-    """Token buckets of one or more usage samples; ``input`` is uncached input (buckets are disjoint)."""
-
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    reasoning: int = 0  # informational: part of ``output``, never added to ``total``
-
-    @classmethod
-    def from_usage(cls, usage: Any) -> Tokens | None:
-        """A ``TokenUsage`` JSON object as tokens (None when it is not an object)."""
-        if type(usage) is not dict:
-            return None
-        return cls(
-            _num(usage.get("inputTokens")),
-            _num(usage.get("outputTokens")),
-            _num(usage.get("cacheReadTokens")),
-            _num(usage.get("cacheWriteTokens")),
-            _num(usage.get("reasoningTokens")),
-        )
-
-    def __add__(self, other: Tokens) -> Tokens:
-        return Tokens(
-            self.input + other.input,
-            self.output + other.output,
-            self.cache_read + other.cache_read,
-            self.cache_write + other.cache_write,
-            self.reasoning + other.reasoning,
-        )
-
-    @property
-    def total(self) -> int:
-        """Every token billed: input + output + cache read + cache write."""
-        return self.input + self.output + self.cache_read + self.cache_write
-
-    def to_json(self) -> dict[str, int]:
-        return {
-            "input": self.input,
-            "output": self.output,
-            "cacheRead": self.cache_read,
-            "cacheWrite": self.cache_write,
-            "reasoning": self.reasoning,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> Tokens:
-        """The inverse of ``to_json`` (missing keys are 0)."""
-        d = data if isinstance(data, dict) else {}
-        return cls(
-            _num(d.get("input")),
-            _num(d.get("output")),
-            _num(d.get("cacheRead")),
-            _num(d.get("cacheWrite")),
-            _num(d.get("reasoning")),
-        )
-
-
-NO_TOKENS = Tokens()
 
 
 @dataclass(frozen=True, slots=True)

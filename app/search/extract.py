@@ -22,7 +22,7 @@ What becomes a row (``DocRow``: seq, kind, event type, tool, turn, time, body):
 Bodies longer than ``MAX_BODY_CHARS`` keep their head: a 5 MB tool output would otherwise cost more
 index than a thousand ordinary sessions.
 
-May import: the standard library, ``app.search.db`` (``clean_text``), ``app.timeline.summaries`` and the
+May import: the standard library, ``app.search.db`` (``clean_text``), ``app.records`` and the
 public ``persistence`` package.
 """
 
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from app.records import content_text
 from app.search.db import clean_text
-from app.timeline.summaries import content_text
 from persistence import PackedRun
 
 # The kinds a hit can have (the window's filter offers these; the command line's --kind takes them).

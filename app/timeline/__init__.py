@@ -2,21 +2,21 @@
 
 What it holds, one concept per module:
 
-- ``nodes``         ``TimelineNode`` (one row of the tree), its flags, ``Usage``
+- ``nodes``         ``TimelineNode`` (one row of the tree), its flags
 - ``fold``          the fold: one handler per event type (a dispatch table), ``derive``
 - ``event_rows``    how a standalone event (request, title, retry, unknown type …) reads as a row
 - ``spans``         block spans, the tail-first view, "load older" steps and pages, re-deriving a grown log
 - ``damaged``       the decodable prefix of a log the engine refuses, and the row saying what stopped it
                     (imported as ``app.timeline.damaged``: it reads packed rows with ``app.search.damaged``)
-- ``summaries``     one-line summaries, compact JSON, message text
 - ``detail_text``   the full text of a row for the detail pane
-- ``title``         the session title (latest ``session/title`` wins)
-- ``record_fields`` defensive reads of record fields
+
+The record helpers it reads with (field reads, summaries, the title, the packed-run walk, ``Tokens``)
+are ``app.records``, shared with insight, search and the exports; the timeline is not their library.
 
 It is a viewer concept, so it lives in ``app`` rather than the engine; it is pure so the window's
 item model (``app.gui.models.timeline``, a thin Qt adapter), the benchmarks and the tests all use the
-same code.  Import rule: the stdlib and the public ``persistence`` package only — never Qt, never
-``app.gui``, never an engine sub-module (one exception: ``damaged`` reads packed chunk rows with
+same code.  Import rule: the stdlib, ``app.records`` and the public ``persistence`` package only —
+never Qt, never ``app.gui``, never an engine sub-module (one exception: ``damaged`` reads packed chunk rows with
 ``app.search.damaged.packed_row``, so search and the timeline read a damaged log's rows alike; it
 is not imported here, so importing the timeline never imports search).
 """
@@ -36,9 +36,7 @@ from app.timeline.nodes import (
     SEED,
     SYNTHETIC,
     TimelineNode,
-    Usage,
 )
-from app.timeline.record_fields import get_path
 from app.timeline.spans import (
     OLDER_EVENT_BUDGET,
     Growth,
@@ -55,8 +53,6 @@ from app.timeline.spans import (
     span_containing,
     tail_first_span,
 )
-from app.timeline.summaries import compact_count, compact_json, content_text, one_line
-from app.timeline.title import latest_title
 
 __all__ = [
     "CANCELLED",
@@ -72,24 +68,17 @@ __all__ = [
     "Growth",
     "Span",
     "TimelineNode",
-    "Usage",
     "block_spans",
     "block_starts",
-    "compact_count",
-    "compact_json",
-    "content_text",
     "derive",
     "derive_growth",
     "derive_older",
     "derive_tail",
-    "get_path",
-    "latest_title",
     "node_detail",
     "node_detail_text_only",
     "older_label",
     "older_start",
     "older_turns",
-    "one_line",
     "page_start",
     "span_containing",
     "tail_first_span",

@@ -11,9 +11,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from app.records.fields import get_path
+from app.records.summaries import compact_json, content_text
 from app.timeline.nodes import TimelineNode
-from app.timeline.record_fields import get_path
-from app.timeline.summaries import compact_json, content_text
 
 DETAIL_LIMIT = 200_000  # characters of detail text; the Raw tab shows the rest
 PRETTY_JSON_LIMIT = 100_000  # characters of a non-text tool argument value

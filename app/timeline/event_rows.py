@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from app.records.fields import get_path
+from app.records.summaries import compact_count, compact_json, content_text, one_line
 from app.timeline.nodes import ERROR, SEED
-from app.timeline.record_fields import get_path
-from app.timeline.summaries import compact_count, compact_json, content_text, one_line
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.records import Tokens
+from app.records.fields import get_path, seq_of
+from app.records.summaries import compact_json, content_text, one_line, tool_arguments_summary
+from app.records.walk import walk
 from app.timeline.event_rows import event_row
 from app.timeline.nodes import (
     CANCELLED,
@@ -35,11 +39,7 @@ from app.timeline.nodes import (
     REPAIRED,
     SYNTHETIC,
     TimelineNode,
-    Usage,
 )
-from app.timeline.record_fields import get_path, seq_of
-from app.timeline.summaries import compact_json, content_text, one_line, tool_arguments_summary
-from app.timeline.walk import walk
 from persistence import PackedRun
 
 CHECKPOINT_MASK = 1023  # ``checkpoint`` runs every 1024 records: ~0.6 ms of folding on a 200k-event log
@@ -58,7 +58,7 @@ class _Step:
     node: TimelineNode
     # Uncited chunks so far: a record index, or (first index, run) for a packed run of deltas.
     chunks: list[int | tuple[int, PackedRun]] = field(default_factory=list)
-    usage: Usage | None = None
+    usage: Tokens | None = None
     tools: dict[Any, TimelineNode] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     end_time: Any = None
@@ -221,7 +221,7 @@ class _Fold:
         self._close_step(None)
         node = tr.node
         reason = self._turn_end_reason(node, end_index)
-        total: Usage | None = None
+        total: Tokens | None = None
         for st in tr.steps:
             if st.usage is not None:
                 total = st.usage if total is None else total + st.usage
@@ -319,7 +319,7 @@ class _Fold:
         data = rec.get("data")
         ch = data.get("chunk") if type(data) is dict else None
         if type(ch) is dict and ch.get("type") == "usage":
-            u = Usage.from_json(ch.get("usage"))
+            u = Tokens.from_usage(ch.get("usage"))
             if u is not None:
                 st.usage = u
 
@@ -395,7 +395,7 @@ class _Fold:
         data: dict[str, Any] = payload if isinstance(payload, dict) else {}
         seq = seq_of(rec, i)
         msg = data.get("message")
-        usage = Usage.from_json(data.get("usage"))
+        usage = Tokens.from_usage(data.get("usage"))
         st = self.step
         by_block: dict[Any, list[int]] = {}
         other_chunk_seqs: list[int] = []
@@ -461,7 +461,7 @@ class _Fold:
         if self.turn is not None:
             self.turn.tools[call_id] = node
 
-    def _usage_node(self, i: int, seq: int, usage: Usage | None, other_chunk_seqs: list[int]) -> TimelineNode:
+    def _usage_node(self, i: int, seq: int, usage: Tokens | None, other_chunk_seqs: list[int]) -> TimelineNode:
         """The usage row of a message: its usage (or the stream's), and the finish reason its chunks gave."""
         u = usage or (self.step.usage if self.step is not None else None)
         finish = None

@@ -1,7 +1,7 @@
-"""What the timeline is made of: ``TimelineNode`` (one row of the tree), its flags, and ``Usage``.
+"""What the timeline is made of: ``TimelineNode`` (one row of the tree) and its flags.
 
 Values only, so the fold, the span index, the detail text and the Qt adapter can all share them
-without importing each other.  May import the stdlib and ``app.timeline.summaries`` only.
+without importing each other.  May import the stdlib and ``app.records`` (``Tokens``, a row's usage) only.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.timeline.summaries import compact_count
+from app.records import Tokens
 
 # Node flags (a frozenset of these strings travels with every node).
 ERROR = "error"
@@ -26,52 +26,6 @@ PRUNED = "pruned"  # a surface replacement (compaction / prune): model-only anno
 # Error codes crash repair writes into a tool result, and how a row names them.
 REPAIR_CODES = frozenset({"TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"})
 REPAIR_LABELS = {"TOOL_OUTCOME_UNKNOWN": "outcome unknown (crash)", "TOOL_NOT_STARTED": "never started (crash)"}
-
-
-@dataclass(slots=True)
-class Usage:
-    """One usage sample (session-model §6.4): buckets are disjoint, inputTokens is uncached input."""
-
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    reasoning: int = 0
-
-    @classmethod
-    def from_json(cls, u: Any) -> Usage | None:
-        if not isinstance(u, dict):
-            return None
-
-        def num(key: str) -> int:
-            v = u.get(key)
-            return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
-
-        return cls(
-            num("inputTokens"), num("outputTokens"), num("cacheReadTokens"), num("cacheWriteTokens"), num("reasoningTokens")
-        )
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input + other.input,
-            self.output + other.output,
-            self.cache_read + other.cache_read,
-            self.cache_write + other.cache_write,
-            self.reasoning + other.reasoning,
-        )
-
-    @property
-    def prompt(self) -> int:
-        """Prompt-side pressure of a request: uncached input + cache read + cache write."""
-        return self.input + self.cache_read + self.cache_write
-
-    def short(self) -> str:
-        parts = [f"in {compact_count(self.input)}", f"out {compact_count(self.output)}"]
-        if self.cache_read:
-            parts.append(f"cache {compact_count(self.cache_read)}")
-        if self.cache_write:
-            parts.append(f"cache-write {compact_count(self.cache_write)}")
-        return " · ".join(parts)
 
 
 @dataclass(slots=True, eq=False)
@@ -94,7 +48,7 @@ class TimelineNode:
     seqs: list[int] = field(default_factory=list)
     time: Any = None
     flags: frozenset[str] = frozenset()
-    usage: Usage | None = None
+    usage: Tokens | None = None
     children: list[TimelineNode] = field(default_factory=list)
     parent: TimelineNode | None = field(default=None, repr=False)
 

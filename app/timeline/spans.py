@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.records.walk import item_type, walk
 from app.timeline.fold import derive
 from app.timeline.nodes import TimelineNode
-from app.timeline.walk import item_type, walk
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from app.gui.dialogs.export_dialog import ExportDialog
 from app.gui.dialogs.prices_dialog import PricesDialog
 from app.gui.models.lineage_model import COL_FORK, COL_KIND
 from app.gui.views.charts import SAVE_PNG_TEXT, BarChart, ChartBar, ChartData, nice_ticks, series_colors
-from app.timeline.title import latest_title
+from app.records import latest_title
 from persistence import JsonlSessionPersistence, open_store
 
 pytestmark = pytest.mark.timeout(120)

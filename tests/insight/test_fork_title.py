@@ -10,7 +10,7 @@ import pytest
 
 from app.actions import fork
 from app.actions.fork import UNTITLED, fork_title
-from app.timeline.title import latest_title
+from app.records import latest_title
 from persistence import SessionArgumentError, open_store
 
 

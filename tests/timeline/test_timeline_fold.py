@@ -10,7 +10,8 @@ from guikit import UPSTREAM, make_turn, need_upstream
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.timeline import SYNTHETIC, block_spans, derive, latest_title, node_detail, tail_first_span
+from app.records import latest_title
+from app.timeline import SYNTHETIC, block_spans, derive, node_detail, tail_first_span
 from persistence import open_store
 from persistence.model.repair import interrupted_turn_closers
 

@@ -53,9 +53,9 @@ from app.gui.runtime.collector import settle
 from app.gui.runtime.jobs import Jobs
 from app.gui.runtime.viewer_store import ViewerStore
 from app.gui.runtime.worker_threads import Progress, checkpoint, in_thread
-from app.timeline import derive_growth, derive_older, derive_tail, latest_title
+from app.records import latest_title, walk, walk_items
+from app.timeline import derive_growth, derive_older, derive_tail
 from app.timeline.damaged import damaged_timeline_of_file, damaged_timeline_of_prefix
-from app.timeline.walk import walk, walk_items
 from persistence import EventTable, SessionDiagnosis, SessionPersistenceError, SessionView, interrupted_turn_closers
 
 log = logging.getLogger(__name__)

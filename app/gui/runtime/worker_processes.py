@@ -22,7 +22,7 @@ from typing import Any
 from app.gui.models.session_row import READABLE, Details
 from app.gui.runtime.root_scan import FoundArtifact, artifacts_in_project_dir
 from app.gui.runtime.viewer_store import open_for_viewing
-from app.timeline import latest_title
+from app.records import latest_title
 from persistence import CoordinatedPersistence, SessionPersistenceError, upstream_class_of
 
 Job = tuple[str, str, str | None]  # (row key, session id, revision the row shows)

@@ -6,7 +6,7 @@ each, plus the collector's passes over them: 0.37 s for a 202k-event log), while
 needs each delta's seq, index and text reads them straight from the run.  A plain list of records
 (a tail preview, a test) is walked record by record, so callers need not care which they hold.
 
-Imports the engine's public API only (``EventTable``, ``PackedRun``).
+Imports the engine's public API only (``EventTable``, ``EventType``, ``PackedRun``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from persistence import EventTable, PackedRun
+from persistence import EventTable, EventType, PackedRun
 
 Item = dict[str, Any] | PackedRun
 
@@ -42,7 +42,7 @@ def walk_items(records: Sequence[dict[str, Any]], stop: int, start: int = 0) -> 
 def item_type(item: Item) -> Any:
     """The event type of a walked item (a run is always ``assistant/chunk``)."""
     if type(item) is PackedRun:
-        return "assistant/chunk"
+        return EventType.ASSISTANT_CHUNK
     return item.get("type") if type(item) is dict else None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.timeline.summaries import _one_line_whole, one_line
+from app.records.summaries import _one_line_whole, one_line
 
 PIECES = st.sampled_from(["a", "b", " ", "\n", "\r\n", "\t", "x" * 50, "\u2028", "  \n\n", "word " * 30, "\x0c", "é"])
 
