@@ -79,6 +79,17 @@ class SessionArgumentError(SessionPersistenceError, TypeError):
     upstream_class = "TypeError"
 
 
+class SessionDataNotLosslessError(SessionArgumentError):
+    """A live ``Session`` refused data that does not survive a JSON round trip (``-0``, ``NaN``, a set...).
+
+    Upstream's ``Session`` throws a plain ``Error`` here, unlike the persistence coordinator's
+    ``TypeError`` for the same data, so this reports ``Error``; Python callers still catch it as the
+    argument error (and ``TypeError``) it is.
+    """
+
+    upstream_class = "Error"
+
+
 class SessionAbortedError(SessionPersistenceError):
     """The operation was cancelled through an ``AbortSignal``."""
 

@@ -12,7 +12,7 @@ import time as time_mod
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from persistence.errors import SessionArgumentError, SessionConflictError, SessionValidationError
+from persistence.errors import SessionConflictError, SessionDataNotLosslessError, SessionValidationError
 from persistence.model.catalog import SURFACE_EVENT_TYPES
 from persistence.model.event import EventLog, SessionEvent, event_from_wire
 from persistence.model.event_table import EventTable
@@ -55,7 +55,7 @@ class Session:
             try:
                 raw_header = lossless_copy(raw_header)
             except NotLosslessError:
-                raise SessionArgumentError("session header is not losslessly JSON-serializable") from None
+                raise SessionDataNotLosslessError("session header is not losslessly JSON-serializable") from None
         # The port reads the id from the header, so validate_header's "id matches" check is
         # vacuous here: refuse a non-string id explicitly (session-model §1.1/§1.3).
         if type(raw_header.get("id")) is not str:
@@ -96,7 +96,7 @@ class Session:
                 try:
                     records.append(lossless_copy(wire))
                 except NotLosslessError:
-                    raise SessionArgumentError(f"seed event at index {i} is not losslessly JSON-serializable") from None
+                    raise SessionDataNotLosslessError(f"seed event at index {i} is not losslessly JSON-serializable") from None
         return EventTable.adopt(records)
 
     def adopt_clock(self, clock: Callable[[], int]) -> None:
@@ -211,7 +211,7 @@ class Session:
         try:
             snapshot = lossless_copy(raw_of(data))
         except NotLosslessError:
-            raise SessionArgumentError(f'session event "{type}" carries non-JSON-serializable data') from None
+            raise SessionDataNotLosslessError(f'session event "{type}" carries non-JSON-serializable data') from None
         seq = len(self._table)
         probe = {"type": type, "seq": seq, "data": snapshot}
         refusal = legacy_refusal(self.id, probe)
@@ -225,7 +225,7 @@ class Session:
                 }
             )
         except NotLosslessError:
-            raise SessionArgumentError(f'session event "{type}" carries non-JSON-serializable surface metadata') from None
+            raise SessionDataNotLosslessError(f'session event "{type}" carries non-JSON-serializable surface metadata') from None
         if self._publishing:
             raise SessionConflictError("session append cannot reenter while another append is being published")
         wire: dict[str, Any] = {"type": type, "seq": seq, "time": self._clock(), "data": snapshot}

@@ -20,6 +20,8 @@ _META_FIELDS = ("cwd", "parentSession", "seedLength", "origin", "delegationDepth
 class SessionForkError(SessionPersistenceError):
     """A fork was refused; ``code`` is upstream's (SESSION_NOT_FOUND, INVALID_BOUNDARY, OPEN_TURN, ...)."""
 
+    upstream_class = "SessionForkError"  # upstream's own class (``name = 'SessionForkError'``), not a plain Error
+
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
         self.code = code
