@@ -24,7 +24,9 @@ so).  What is exported, by concern:
 - JS-compatible JSON text (``js_dumps``, ``js_dumps_str``, ``js_number``, ``is_number``), the
   path codec (``encode_segment``/``decode_segment``), zstd frames for building test and demo logs
   (``compress_frame``, ``scan_frames``, ``decode_frame``), crash closers
-  (``interrupted_turn_closers``) and the error helpers ``upstream_class_of``/``not_found``.
+  (``interrupted_turn_closers``) and the error helpers ``upstream_class_of``/``not_found``;
+- the repair guard's probes of other writers: ``jsonl_writer_holds`` (a live SessionScope session
+  holds this transcript) and ``writer_lock_held`` (a SQLite write transaction is open).
 """
 
 from persistence.artifact import ArtifactInfo, RawBytes, copy_artifact_to, newest_change
@@ -63,6 +65,7 @@ from persistence.jsonl.entries import (
     read_header_outcome,
 )
 from persistence.jsonl.frames import compress_frame, decode_frame, scan_frames
+from persistence.jsonl.locks import writer_holds as jsonl_writer_holds
 from persistence.jsonl.paths import decode_segment, encode_segment
 from persistence.jsonl.storage import read_first_line, revision_of
 from persistence.listing import ListedEntry
@@ -173,6 +176,7 @@ __all__ = [
     "js_dumps_str",
     "js_number",
     "jsonl_project_dirs",
+    "jsonl_writer_holds",
     "list_jsonl_project",
     "list_jsonl_root",
     "list_jsonl_root_links",

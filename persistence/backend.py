@@ -180,6 +180,13 @@ class StorageBackend(ABC):
     def assert_writable_path(self, path: str) -> None:  # noqa: B027 - optional hook
         """Refuse a write to ``path`` the backend's layout forbids (JSONL: through a symlink)."""
 
+    def hold_writer(self, meta: dict[str, Any]) -> None:  # noqa: B027 - optional hook
+        """A live session is attached: leave a sign other processes can see until ``release_writer``
+        (JSONL: a shared lock on the transcript; SQLite needs none, its writer keeps the database open)."""
+
+    def release_writer(self, meta: dict[str, Any]) -> None:  # noqa: B027 - optional hook
+        """The live session was disposed: drop what ``hold_writer`` left."""
+
     def read_backup(self, session_id: str, backup_path: str, token: CancelToken) -> StoredLog | None:
         """The session as a backup copy of its artifact holds it (never writes either file)."""
         from persistence.errors import SessionPersistenceError

@@ -44,6 +44,8 @@ class LiveEntry:
     # Settles when attach_live has persisted the seed/suffix (upstream's ``init``, §6.8.5):
     # every flush of this entry waits for it and re-raises its failure.
     init: asyncio.Future[None] | None = None
+    # The header ``hold_writer`` was given (None: no hold), released on retire.
+    held: dict[str, Any] | None = None
 
 
 def _cwd_text(cwd: Any) -> str:
@@ -132,9 +134,16 @@ class LiveSessions:
                 suffix = list(table.iter_range(state.cursor, len(table)))
                 if suffix:
                     await owner._append_locked(session_id, lossless_copy(suffix))
+                # From here until retire, a repair guard in any process can see this writer, however quiet
+                # it is (issue 21 item 2); a session with nothing on disk yet is held from its first append.
+                header = lossless_copy(session.raw_header)
+                await owner._run(lambda _t: owner._backend.hold_writer(header))
+                entry.held = header
         except BaseException as err:
             remove_observer()
             self.entries.pop(session_id, None)
+            if entry.held is not None:
+                self._release_hold(entry)
             # The Session was not published: its queued live events must never be written
             # later by an orphaned timer (they could land in another session with this id).
             writer.cancel_automatic_wait()
@@ -233,7 +242,19 @@ class LiveSessions:
             state = owner._states.get(session_id)
             if state is not None and state.owner is entry.session:
                 del owner._states[session_id]
+            if entry.held is not None:
+                self._release_hold(entry)
         owner._cache_drop(session_id)
+
+    def _release_hold(self, entry: LiveEntry) -> None:
+        """Drop the live writer's hold on its log (cheap: a close; never fails the caller)."""
+        header, entry.held = entry.held, None
+        if header is None:
+            return
+        try:
+            self._owner._backend.release_writer(header)
+        except Exception:
+            log.exception("releasing the writer's hold on %s failed", entry.session.id)
 
     async def load(self, session_id: str, entry: LiveEntry) -> SessionInspection:
         """``load`` of a live id: its snapshot once flushed; refused while its turn is open."""

@@ -14,6 +14,13 @@ We promise more, with the same resulting bytes:
    slipped in between the check and the rename is detected, and the log is put back to the old
    bytes plus whatever was appended, so no acknowledged record is ever lost; the caller is told.
 
+Every step from the first revision check to the end of the swap runs under ``LOCK_EX`` on the log
+(``locks``): a SessionScope writer locks it too between its checks and its write, so none can be
+half-way through an append while the file is swapped, and one that waited re-checks that its file
+is still the one at the path (issue 21 item 1).  A live SessionScope session keeps a shared lock on
+its log, so a repair or restore of it fails (``SessionConflictError``) after a short wait.  Step 4
+remains for writers that take no lock (the upstream harness).
+
 A kill at any point leaves either the original log or the repaired one under the log's name
 (``rename`` is atomic on POSIX and on NTFS), plus at most a stray ``*.repair-<pid>-<hex>.tmp`` that
 no reader looks at; the next commit in that folder removes strays whose process is gone.  The
@@ -29,6 +36,7 @@ import secrets
 from collections.abc import Callable
 
 from persistence.errors import SessionConflictError, SessionPersistenceError
+from persistence.jsonl import locks
 
 COPY_CHUNK_BYTES = 1 << 20
 # Headroom kept free on the volume beyond the new file itself: a repair never fills a disk to the
@@ -156,6 +164,8 @@ def atomic_replace_tail(
     remove_stray_temps(folder, log_name)
     old = os.open(path, os.O_RDONLY)
     try:
+        # Held until ``old`` is closed: through the checks, the copy, the rename and the check after it.
+        locks.lock_exclusive_bounded(old, path, "repair")
         st = os.fstat(old)
         if _stamp(st) != expected_stamp:
             raise SessionConflictError(
@@ -242,6 +252,7 @@ def atomic_replace_whole(
     remove_stray_temps(folder, log_name)
     old = os.open(path, os.O_RDONLY)
     try:
+        locks.lock_exclusive_bounded(old, path, "restore")
         st = os.fstat(old)
         if _stamp(st) != expected_stamp:
             raise SessionConflictError(

@@ -16,7 +16,7 @@ from persistence.errors import (
     SessionRollbackError,
     SessionStorageCorruptError,
 )
-from persistence.jsonl import discovery, frames
+from persistence.jsonl import discovery, frames, locks
 from persistence.jsonl.lines import HeaderLessError, LineScanner, parse_header_record
 from persistence.jsonl.paths import (
     ARTIFACT_NAME,
@@ -165,6 +165,8 @@ class JsonlStorage(StorageBackend):
         self._preflight_lock = threading.Lock()
         self._preflight_outcome: BaseException | bool | None = None
         self._tails = TailMarks()
+        self._holds: dict[str, locks.WriterHold] = {}  # transcript path -> a live session's shared lock
+        self._holds_lock = threading.Lock()
         try:
             os.listdir(self.root)
         except FileNotFoundError:
@@ -745,6 +747,7 @@ class JsonlStorage(StorageBackend):
             pass
         st = os.stat(final)
         self._expect_size(final, st.st_size, (st.st_dev, st.st_ino))
+        self._refresh_hold(final)
 
     # Expected transcript sizes kept per instance; beyond this many paths the oldest is forgotten,
     # which only turns the two-writer check off for a transcript this instance has not touched lately.
@@ -788,29 +791,43 @@ class JsonlStorage(StorageBackend):
             )
 
     @staticmethod
-    def _lock_exclusive(fd: int) -> None:
-        """Advisory ``flock(LOCK_EX)`` so two SessionScope writers cannot interleave between the size check
-        and the write.  Upstream's harness takes no lock (the size check still catches its appends).
-        Windows has no ``fcntl``: there the check and the write are not atomic against another writer (a
-        race of a few microseconds per append), which the size check of the next append still reports.
-        A filesystem without flock support (some network mounts: ENOLCK, EOPNOTSUPP) is treated the same."""
+    def _lock_exclusive(fd: int, path: str) -> int | None:
+        """The append's locks (see ``locks``): ``LOCK_EX`` on the session folder, so two SessionScope writers
+        cannot interleave between the size check and the write, then ``LOCK_SH`` on the transcript, so no
+        repair or restore swaps it meanwhile (a live writer's own shared hold does not block it).  Returns
+        the folder's descriptor: closing it (after the transcript's) releases the writers' lock.
+
+        Upstream's harness takes no lock (the size check still catches its appends).  Windows has no
+        ``fcntl``, and a file system without flock (some network mounts) locks nothing: there the check and
+        the write are not atomic against another writer (a race of microseconds per append), which the
+        size check of the next append still reports."""
+        folder = locks.lock_folder(os.path.dirname(path))
         try:
-            import fcntl
-        except ImportError:
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:
-            pass
+            locks.lock_shared(fd)
+        except BaseException:
+            if folder is not None:
+                os.close(folder)
+            raise
+        return folder
 
     def _append_lines(self, meta: dict[str, Any], content: bytes, token: CancelToken) -> None:
+        from persistence.errors import SessionConflictError
+
         path = self.log_path(meta)
         token.check()
         # O_NOFOLLOW closes the gap between assert_writable_path and this open (0 where the OS lacks it).
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        folder: int | None = None
         try:
-            # The lock is released by the close below (it belongs to this open file description).
-            self._lock_exclusive(fd)
+            # The locks are released by the closes below (they belong to these open file descriptions).
+            folder = self._lock_exclusive(fd, path)
+            # A repair or restore may have swapped the file while we waited: our descriptor is then the
+            # orphaned old inode, and an append there would be acknowledged yet never read (issue 21 item 1).
+            if not locks.same_file(fd, path):
+                raise SessionConflictError(
+                    f'another writer replaced "{path}" (a repair or restore) while this append waited for its lock; '
+                    "nothing was written"
+                )
             st = os.fstat(fd)
             self._check_expected_size(path, st)
             before = st.st_size
@@ -818,7 +835,7 @@ class JsonlStorage(StorageBackend):
                 _write_all(fd, content)
                 os.fsync(fd)
             except BaseException as err:
-                # Roll back while the lock is still held: no other SessionScope writer can have
+                # Roll back while the locks are still held: no other SessionScope writer can have
                 # appended past our bytes, so the cut removes only what this call wrote.
                 try:
                     fd2 = os.open(path, os.O_RDWR)
@@ -836,6 +853,43 @@ class JsonlStorage(StorageBackend):
             self._expect_size(path, before + len(content), (st.st_dev, st.st_ino))
         finally:
             os.close(fd)
+            if folder is not None:
+                os.close(folder)
+        self._refresh_hold(path)
+
+    # ------------------------------------------------------------ live writers' holds (issue 21 item 2)
+
+    def hold_writer(self, meta: dict[str, Any]) -> None:
+        """Keep a shared lock on the session's transcript until ``release_writer``: the sign a repair guard
+        sees (``locks.writer_holds``) while a live session is attached, quiet or not.  A transcript not
+        written yet is held from its first append on."""
+        path = self.log_path(meta)
+        with self._holds_lock:
+            hold = self._holds.get(path)
+            if hold is None:
+                hold = self._holds[path] = locks.WriterHold(path)
+            hold.acquire()
+
+    def release_writer(self, meta: dict[str, Any]) -> None:
+        """Drop the live session's hold (dispose)."""
+        with self._holds_lock:
+            hold = self._holds.pop(self.log_path(meta), None)
+        if hold is not None:
+            hold.release()
+
+    def _refresh_hold(self, path: str) -> None:
+        """After an append: a hold waiting for its transcript (a new session) takes it now."""
+        with self._holds_lock:
+            hold = self._holds.get(path)
+            if hold is not None and hold.fd is None:
+                hold.acquire()
+
+    def close(self) -> None:
+        """Release every live session's hold (each is also released on dispose)."""
+        with self._holds_lock:
+            holds, self._holds = list(self._holds.values()), {}
+        for hold in holds:
+            hold.release()
 
     def describe_cut(self, session_id: str, torn: TornMarker, next_seq: int, token: CancelToken) -> CutFacts:
         """Bytes after ``torn.truncate_to`` and the records among them that parse and would be lost."""
