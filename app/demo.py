@@ -22,7 +22,7 @@ import tempfile
 from typing import Any
 
 from app.paths import DEMO_DIR_NAME, demo_root_path
-from persistence import JsonlSessionPersistence, compress_frame, decode_frame, js_dumps, scan_frames
+from persistence import EventType, JsonlSessionPersistence, compress_frame, decode_frame, js_dumps, scan_frames
 
 BASE_TIME = 1767600000000  # 2026-01-05, local midnight-ish; every demo time is derived from it
 
@@ -109,7 +109,7 @@ class _Log:
         """block-start, ≥3 deltas (a packed chunk run on disk), block-end; returns the chunk seqs."""
         seqs = [
             self.add(
-                "assistant/chunk",
+                EventType.ASSISTANT_CHUNK,
                 {"turn": turn, "step": step, "chunk": {"type": "block-start", "index": index, "blockType": kind}},
                 dt=20,
             )
@@ -124,7 +124,9 @@ class _Log:
                 chunk["argumentsDelta"] = piece
             else:
                 chunk = {"type": f"{kind}-delta", "index": index, "text": piece}
-            seqs.append(self.add("assistant/chunk", {"turn": turn, "step": step, "chunk": chunk}, dt=self.rnd.randint(4, 25)))
+            seqs.append(
+                self.add(EventType.ASSISTANT_CHUNK, {"turn": turn, "step": step, "chunk": chunk}, dt=self.rnd.randint(4, 25))
+            )
         if kind == "tool-call":
             assert call is not None
             block: dict[str, Any] = {"type": "tool-call", "id": call[0], "name": call[1], "arguments": text}
@@ -132,7 +134,7 @@ class _Log:
             block = {"type": kind, "text": text}
         seqs.append(
             self.add(
-                "assistant/chunk",
+                EventType.ASSISTANT_CHUNK,
                 {"turn": turn, "step": step, "chunk": {"type": "block-end", "index": index, "block": block}},
                 dt=5,
             )
@@ -173,16 +175,16 @@ def _step_start(
 ) -> None:
     """step/start, then (first step of a turn) the prompt that entered it and the request snapshot."""
     rnd = log.rnd
-    log.add("step/start", {"turn": turn, "step": step}, dt=2)
+    log.add(EventType.STEP_START, {"turn": turn, "step": step}, dt=2)
     if prompt is None:
         return
     msg = {"content": [{"type": "text", "text": prompt}], "source": {"kind": "user"}, "role": "user", "id": _message_id(rnd)}
-    seq = log.add("user/message", msg, surface=True, dt=1)
+    seq = log.add(EventType.USER_MESSAGE, msg, surface=True, dt=1)
     if title:
-        log.add("session/title", {"title": title, "messageSeqs": [seq], "source": {"kind": "fallback"}})
+        log.add(EventType.SESSION_TITLE, {"title": title, "messageSeqs": [seq], "source": {"kind": "fallback"}})
     if header:
         log.add(
-            "request/header",
+            EventType.REQUEST_HEADER,
             {
                 "header": {
                     "config": {
@@ -196,7 +198,9 @@ def _step_start(
                 "reason": header,
             },
         )
-        log.add("request/context", {"provider": "deepseek-official", "model": "deepseek-v4-flash", "contextWindow": 1000000})
+        log.add(
+            EventType.REQUEST_CONTEXT, {"provider": "deepseek-official", "model": "deepseek-v4-flash", "contextWindow": 1000000}
+        )
 
 
 def _tool_step(
@@ -220,7 +224,7 @@ def _tool_step(
     if retry:  # a failed attempt streams a little, then llm/retry; its chunks are not cited by the message
         log.stream(turn, step, 0, "reasoning", "Let me look at the")
         log.add(
-            "llm/retry",
+            EventType.LLM_RETRY,
             {
                 "retryId": f"retry-{turn}-{step}",
                 "turn": turn,
@@ -231,7 +235,7 @@ def _tool_step(
             },
             dt=30,
         )
-        log.add("llm/retry-started", {"retryId": f"retry-{turn}-{step}", "turn": turn, "step": step}, dt=1200)
+        log.add(EventType.LLM_RETRY_STARTED, {"retryId": f"retry-{turn}-{step}", "turn": turn, "step": step}, dt=1200)
     file = rnd.choice(cfg["files"])
     reasoning = rnd.choice(REASONING).format(topic="a fix", file=file)
     seqs = log.stream(turn, step, 0, "reasoning", reasoning)
@@ -249,14 +253,18 @@ def _tool_step(
         blocks.append({"type": "tool-call", "id": call_id, "name": name, "arguments": args})
         planned.append((call_id, name, args, target))
     usage = _usage(rnd)
-    seqs.append(log.add("assistant/chunk", {"turn": turn, "step": step, "chunk": {"type": "usage", "usage": usage}}, dt=8))
+    seqs.append(
+        log.add(EventType.ASSISTANT_CHUNK, {"turn": turn, "step": step, "chunk": {"type": "usage", "usage": usage}}, dt=8)
+    )
     seqs.append(
         log.add(
-            "assistant/chunk", {"turn": turn, "step": step, "chunk": {"type": "finish", "reason": {"kind": "tool-calls"}}}, dt=3
+            EventType.ASSISTANT_CHUNK,
+            {"turn": turn, "step": step, "chunk": {"type": "finish", "reason": {"kind": "tool-calls"}}},
+            dt=3,
         )
     )
     log.add(
-        "assistant/message",
+        EventType.ASSISTANT_MESSAGE,
         {
             "turn": turn,
             "step": step,
@@ -269,7 +277,9 @@ def _tool_step(
     )
     n_recorded = calls if recorded is None else recorded
     for i, (call_id, name, args, target) in enumerate(planned[:n_recorded]):
-        call_seq = log.add("tool/call", {"turn": turn, "step": step, "callId": call_id, "name": name, "arguments": args}, dt=2)
+        call_seq = log.add(
+            EventType.TOOL_CALL, {"turn": turn, "step": step, "callId": call_id, "name": name, "arguments": args}, dt=2
+        )
         if not results:
             continue
         failed = error and i == 0
@@ -293,9 +303,9 @@ def _tool_step(
             data["error"] = {"name": "ToolExecutionError", "code": "EXIT_NONZERO"}
         if name == "bash":
             data["meta"] = {"exitCode": 1 if failed else 0, "durationMs": rnd.randint(40, 4000)}
-        log.add("tool/result", data, surface=True, sources=[call_seq], dt=rnd.randint(50, 3000))
+        log.add(EventType.TOOL_RESULT, data, surface=True, sources=[call_seq], dt=rnd.randint(50, 3000))
     if results and recorded is None:
-        log.add("step/end", {"turn": turn, "step": step}, dt=1)
+        log.add(EventType.STEP_END, {"turn": turn, "step": step}, dt=1)
 
 
 def _answer_step(
@@ -329,15 +339,19 @@ def _answer_step(
     if cancelled:
         data["interrupted"] = True
     else:
-        seqs.append(log.add("assistant/chunk", {"turn": turn, "step": step, "chunk": {"type": "usage", "usage": usage}}, dt=8))
+        seqs.append(
+            log.add(EventType.ASSISTANT_CHUNK, {"turn": turn, "step": step, "chunk": {"type": "usage", "usage": usage}}, dt=8)
+        )
         seqs.append(
             log.add(
-                "assistant/chunk", {"turn": turn, "step": step, "chunk": {"type": "finish", "reason": {"kind": "stop"}}}, dt=3
+                EventType.ASSISTANT_CHUNK,
+                {"turn": turn, "step": step, "chunk": {"type": "finish", "reason": {"kind": "stop"}}},
+                dt=3,
             )
         )
         data["usage"] = usage
-    log.add("assistant/message", data, surface=True, sources=seqs, dt=1)
-    log.add("step/end", {"turn": turn, "step": step}, dt=1)
+    log.add(EventType.ASSISTANT_MESSAGE, data, surface=True, sources=seqs, dt=1)
+    log.add(EventType.STEP_END, {"turn": turn, "step": step}, dt=1)
 
 
 def _turn(
@@ -354,7 +368,7 @@ def _turn(
 ) -> None:
     log.turn += 1
     turn = log.turn
-    log.add("turn/start", {"turn": turn}, dt=log.rnd.randint(30_000, 900_000))
+    log.add(EventType.TURN_START, {"turn": turn}, dt=log.rnd.randint(30_000, 900_000))
     for s in range(tools):
         first = s == 0
         _tool_step(
@@ -380,7 +394,7 @@ def _turn(
     )
     if log.rnd.random() < 0.3:
         log.add(
-            "todo/write",
+            EventType.TODO_WRITE,
             {
                 "todos": [
                     {"content": "Reproduce the problem", "status": "completed"},
@@ -390,7 +404,7 @@ def _turn(
             },
         )
     reason: dict[str, Any] = {"kind": "aborted", "reason": {"kind": "user"}} if cancelled else {"kind": "completed"}
-    log.add("turn/end", {"turn": turn, "reason": reason}, dt=2)
+    log.add(EventType.TURN_END, {"turn": turn, "reason": reason}, dt=2)
 
 
 # ---------------------------------------------------------------- building
@@ -401,7 +415,7 @@ async def _write(store: JsonlSessionPersistence, meta: dict[str, Any], log: _Log
     # One flush per turn keeps frames realistic without thousands of tiny batches.
     start = 0
     for i, ev in enumerate(log.events):
-        if (per_turn and ev["type"] == "turn/end") or i == len(log.events) - 1:
+        if (per_turn and ev["type"] == EventType.TURN_END) or i == len(log.events) - 1:
             await store.append(meta["id"], log.events[start : i + 1])
             start = i + 1
 
@@ -471,12 +485,12 @@ async def build_demo(root: str) -> dict[str, str]:
 
         # A fork: seed = the parent's events through turn 1's turn/end, then session/end-seed (session-model §5.2).
         pmeta, plog = paths[special["fork-parent"]]
-        cut = next(i for i, e in enumerate(plog.events) if e["type"] == "turn/end") + 1
+        cut = next(i for i, e in enumerate(plog.events) if e["type"] == EventType.TURN_END) + 1
         fork_id = _session_id(rnd)
         flog = _Log(plog.events[cut - 1]["time"] + 3_600_000, rnd)
         flog.events = json.loads(json.dumps(plog.events[:cut]))
         flog.turn = 1
-        flog.add("session/end-seed", {})
+        flog.add(EventType.SESSION_END_SEED, {})
         _turn(
             flog,
             webshop,
@@ -495,16 +509,19 @@ async def build_demo(root: str) -> dict[str, str]:
 
         # A subagent child: seed through the parent's last turn/end, origin subagent, depth 1 (§5.3).
         pmeta, plog = paths[special["subagent-parent"]]
-        cut = max(i for i, e in enumerate(plog.events) if e["type"] == "turn/end") + 1
+        cut = max(i for i, e in enumerate(plog.events) if e["type"] == EventType.TURN_END) + 1
         sub_id = f"{pmeta['id']}.sub-1"
         slog = _Log(plog.events[cut - 1]["time"] + 60_000, rnd)
         slog.events = json.loads(json.dumps(plog.events[:cut]))
-        slog.turn = sum(1 for e in slog.events if e["type"] == "turn/start")
-        slog.add("session/end-seed", {})
+        slog.turn = sum(1 for e in slog.events if e["type"] == EventType.TURN_START)
+        slog.add(EventType.SESSION_END_SEED, {})
         slog.turn += 1
         turn = slog.turn
-        slog.add("turn/start", {"turn": turn})
-        slog.add("subagent/descriptor", {"version": 1, "mode": "one-shot", "parentSessionId": pmeta["id"], "preset": "explorer"})
+        slog.add(EventType.TURN_START, {"turn": turn})
+        slog.add(
+            EventType.SUBAGENT_DESCRIPTOR,
+            {"version": 1, "mode": "one-shot", "parentSessionId": pmeta["id"], "preset": "explorer"},
+        )
         _tool_step(
             slog,
             turn,
@@ -515,7 +532,7 @@ async def build_demo(root: str) -> dict[str, str]:
             calls=2,
         )
         _answer_step(slog, turn, 2, parser)
-        slog.add("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+        slog.add(EventType.TURN_END, {"turn": turn, "reason": {"kind": "completed"}})
         await _write(
             store,
             {
@@ -546,7 +563,7 @@ async def build_demo(root: str) -> dict[str, str]:
             tools=1,
         )
         clog.turn += 1
-        clog.add("turn/start", {"turn": clog.turn}, dt=60_000)
+        clog.add(EventType.TURN_START, {"turn": clog.turn}, dt=60_000)
         _tool_step(
             clog, clog.turn, 1, parser, prompt="Now run the migration against staging.", calls=2, recorded=1, results=False
         )

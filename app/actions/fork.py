@@ -22,6 +22,7 @@ from app.records import latest_title
 from persistence import (
     CoordinatedPersistence,
     EventTable,
+    EventType,
     SessionArgumentError,
     SessionLocation,
     SessionPersistenceError,
@@ -88,7 +89,7 @@ def completed_turn_boundaries(events: Sequence[dict[str, Any]]) -> dict[int, int
     # Over scalar records only: a packed run of chunk deltas is never a turn/end.
     scalars = events.scalars() if isinstance(events, EventTable) else enumerate(events)
     for _i, ev in scalars:
-        if ev.get("type") == "turn/end":
+        if ev.get("type") == EventType.TURN_END:
             data = ev.get("data")
             turn = data.get("turn") if isinstance(data, dict) else None
             if isinstance(turn, int):
@@ -137,7 +138,7 @@ async def execute_fork(
         if name is not None:
             # After the seed's end marker: the child's own first event.  messageSeqs [] and source user:
             # an explicit rename (event-catalog.json), which the harness keeps instead of regenerating.
-            child.append("session/title", {"title": name, "messageSeqs": [], "source": {"kind": "user"}})
+            child.append(EventType.SESSION_TITLE, {"title": name, "messageSeqs": [], "source": {"kind": "user"}})
         await sessions.flush(child.id)
         header = child.header.to_json()
         count = child.seq

@@ -63,7 +63,7 @@ from typing import Any, ClassVar
 import psutil
 
 from app.actions.artifacts import ArtifactRef
-from persistence import newest_change, writer_lock_held
+from persistence import EventType, newest_change, writer_lock_held
 
 DEFAULT_QUIET_SECONDS = 10.0
 # A tool call or a model request older than this is taken as abandoned (a crashed harness), not as
@@ -84,20 +84,20 @@ FORCE_RISK = (
 # written only inside an open turn (session-model §3.2 and the event catalog), so a log whose last
 # event has one of these types has an open turn.
 IN_FLIGHT_TYPES: Mapping[str, str] = {
-    "tool/call": "a tool call started and has no result yet",
-    "tool/code-dispatch-start": "a nested tool dispatch started and has not settled",
-    "step/start": "a step started and its model request has no response yet",
-    "request/context": "a model request is being prepared",
-    "request/header": "a model request was dispatched and has no response yet",
-    "assistant/chunk": "a model response is still streaming",
-    "llm/retry": "a failed model request is waiting to be retried",
-    "llm/retry-started": "a model request is being retried",
-    "approval/asked": "an approval question is waiting for its answer",
-    "hook/invoked": "a hook is running",
-    "command/run": "a slash command is running",
-    "compaction/start": "a compaction is running",
-    "tool-workflow/run-start": "a workflow run is in progress",
-    "tool-workflow/agent-start": "a workflow member is running",
+    EventType.TOOL_CALL: "a tool call started and has no result yet",
+    EventType.TOOL_CODE_DISPATCH_START: "a nested tool dispatch started and has not settled",
+    EventType.STEP_START: "a step started and its model request has no response yet",
+    EventType.REQUEST_CONTEXT: "a model request is being prepared",
+    EventType.REQUEST_HEADER: "a model request was dispatched and has no response yet",
+    EventType.ASSISTANT_CHUNK: "a model response is still streaming",
+    EventType.LLM_RETRY: "a failed model request is waiting to be retried",
+    EventType.LLM_RETRY_STARTED: "a model request is being retried",
+    EventType.APPROVAL_ASKED: "an approval question is waiting for its answer",
+    EventType.HOOK_INVOKED: "a hook is running",
+    EventType.COMMAND_RUN: "a slash command is running",
+    EventType.COMPACTION_START: "a compaction is running",
+    EventType.TOOL_WORKFLOW_RUN_START: "a workflow run is in progress",
+    EventType.TOOL_WORKFLOW_AGENT_START: "a workflow member is running",
 }
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.records import compact_json, content_text, get_path
-from persistence import EventLog, EventTable, PackedRun
+from persistence import EventLog, EventTable, EventType, PackedRun
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,36 +174,36 @@ class _Walk:
         if type(t) is int:
             self.last_time = t
         replacement = type(rec.get("surfaceOp")) is dict
-        if etype == "assistant/chunk":
+        if etype == EventType.ASSISTANT_CHUNK:
             ch = get_path(data, "chunk")
             if isinstance(ch, dict) and ch.get("type") in ("text-delta", "reasoning-delta", "tool-call-delta"):
                 if not self.pending:
                     self.pending_seq = seq
                 self.pending.append(rec)
-        elif etype == "turn/start":
+        elif etype == EventType.TURN_START:
             if self.turn_open is not None:  # a turn the log never closed
                 yield from self.close_turn(self.turn_open[0], "not closed", "", self.last_time)
             self.turns += 1
             turn = get_path(data, "turn")
             self.turn_open = (turn, t if type(t) is int else None)
             yield TurnOpen(self.turns, turn, seq, t if type(t) is int else None)
-        elif etype == "turn/end":
+        elif etype == EventType.TURN_END:
             kind = get_path(data, "reason", "kind")
             detail = get_path(data, "reason", "error", "message") or get_path(data, "reason", "reason", "kind") or ""
             if self.turn_open is None:
                 yield Note("Turn end", f"turn {_s(get_path(data, 'turn'))} ended ({_s(kind)}) with no turn open", seq)
             else:
                 yield from self.close_turn(get_path(data, "turn"), _s(kind) or "ended", _s(detail), t if type(t) is int else None)
-        elif etype == "step/start":
+        elif etype == EventType.STEP_START:
             yield from self.flush_stream()
             yield StepOpen(get_path(data, "turn"), get_path(data, "step"), seq)
-        elif etype == "step/end":
+        elif etype == EventType.STEP_END:
             yield from self.flush_stream()
-        elif etype == "user/message":
+        elif etype == EventType.USER_MESSAGE:
             yield from self.user(data, seq, replacement)
-        elif etype == "assistant/message":
+        elif etype == EventType.ASSISTANT_MESSAGE:
             yield from self.assistant(data, seq)
-        elif etype == "tool/call":
+        elif etype == EventType.TOOL_CALL:
             call_id = get_path(data, "callId")
             name = _s(get_path(data, "name"))
             try:
@@ -213,29 +213,29 @@ class _Walk:
                 shown = False
             if not shown:  # a call no assistant block announced (a damaged or legacy log)
                 yield ToolCall(_s(call_id), name, _s(get_path(data, "arguments")), seq)
-        elif etype == "tool/result":
+        elif etype == EventType.TOOL_RESULT:
             yield from self.tool_result(data, seq, replacement)
-        elif etype == "llm/retry":
+        elif etype == EventType.LLM_RETRY:
             self.pending = []  # the failed attempt's deltas: the retry replaces them
             failure = get_path(data, "failure")
             msg = _s(get_path(failure, "message"))
             code = _s(get_path(failure, "code"))
             yield Note("Retry", f"model request failed ({code}): {msg}; retry {_s(get_path(data, 'retry'))}", seq)
-        elif etype == "compaction/summary":
+        elif etype == EventType.COMPACTION_SUMMARY:
             summary = content_text(get_path(data, "summary"))
             count = get_path(data, "shadowedTokenCount")
             yield Note("Compaction", f"context compacted (about {_s(count)} tokens summarized):\n{summary}", seq)
-        elif etype == "compaction/end" and get_path(data, "error") is not None:
+        elif etype == EventType.COMPACTION_END and get_path(data, "error") is not None:
             yield Note("Compaction failed", _s(get_path(data, "error")), seq)
-        elif etype == "session/end-seed":
+        elif etype == EventType.SESSION_END_SEED:
             yield Note("Seed ends", "everything above was inherited from an earlier session (fork, resume or replay)", seq)
-        elif etype == "session/title":
+        elif etype == EventType.SESSION_TITLE:
             yield Note("Title", _s(get_path(data, "title")), seq)
-        elif etype == "approval/asked":
+        elif etype == EventType.APPROVAL_ASKED:
             yield Note("Approval asked", _s(get_path(data, "question") or get_path(data, "toolName")), seq)
-        elif etype == "approval/decided":
+        elif etype == EventType.APPROVAL_DECIDED:
             yield Note("Approval", _s(get_path(data, "outcome")), seq)
-        elif etype == "subagent/descriptor":
+        elif etype == EventType.SUBAGENT_DESCRIPTOR:
             yield Note("Subagent", _s(get_path(data, "label") or get_path(data, "mode")), seq)
 
     def user(self, data: Any, seq: int, replacement: bool) -> Iterator[Entry]:

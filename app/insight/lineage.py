@@ -23,7 +23,7 @@ from typing import Any
 from app.insight.cache import InsightCache, SessionSummary
 from app.insight.stats import Tokens, fold_stats, table_of_log
 from app.records import content_text, get_path, one_line
-from persistence import EventLog, EventTable, ListedEntry, PackedRun
+from persistence import EventLog, EventTable, EventType, ListedEntry, PackedRun
 
 ROOT = "root"  # no parent
 FORK = "fork"  # a parent and no origin (SessionScope's fork, a harness fork, a replay)
@@ -319,20 +319,20 @@ def turn_digests(events: EventLog | Sequence[dict[str, Any]], start: int = 0) ->
     for i, rec in _scalars(records, start):
         etype = rec.get("type")
         data = rec.get("data")
-        if etype == "turn/start":
+        if etype == EventType.TURN_START:
             seq = rec.get("seq")
             cur = _Digest(get_path(data, "turn"), seq if type(seq) is int else i)
             digests.append(cur)
         elif cur is None:
             continue
-        elif etype == "turn/end":
+        elif etype == EventType.TURN_END:
             kind = get_path(data, "reason", "kind")
             cur.reason = str(kind) if kind is not None else "ended"
             cur = None
-        elif etype == "user/message":
+        elif etype == EventType.USER_MESSAGE:
             if not cur.prompt and get_path(data, "source", "kind") == "user" and type(rec.get("surfaceOp")) is not dict:
                 cur.prompt = one_line(content_text(get_path(data, "content")), PROMPT_CHARS)
-        elif etype == "assistant/message":
+        elif etype == EventType.ASSISTANT_MESSAGE:
             content = get_path(data, "message", "content")
             for block in content if type(content) is list else ():
                 if type(block) is not dict:
@@ -345,7 +345,7 @@ def turn_digests(events: EventLog | Sequence[dict[str, Any]], start: int = 0) ->
                         names[block.get("id")] = block["name"]
                     except TypeError:
                         pass
-        elif etype == "tool/result" and type(rec.get("surfaceOp")) is not dict:
+        elif etype == EventType.TOOL_RESULT and type(rec.get("surfaceOp")) is not dict:
             msg = get_path(data, "message")
             blocks = get_path(msg, "content")
             first = blocks[0] if type(blocks) is list and blocks and type(blocks[0]) is dict else {}
@@ -355,7 +355,7 @@ def turn_digests(events: EventLog | Sequence[dict[str, Any]], start: int = 0) ->
             except TypeError:
                 name = "(unknown tool)"
             cur.tools.append(ToolUse(name, first.get("isError") is True or get_path(data, "error") is not None))
-        elif etype == "tool/call":
+        elif etype == EventType.TOOL_CALL:
             try:
                 names[get_path(data, "callId")] = str(get_path(data, "name"))
             except TypeError:
@@ -397,7 +397,7 @@ def compare_with_parent(
     for _i, rec in _scalars(fork, 0):
         if _i >= shared:
             break
-        if rec.get("type") == "turn/end":
+        if rec.get("type") == EventType.TURN_END:
             shared_turns += 1
             t = get_path(rec, "data", "turn")
             fork_turn = t if type(t) is int else fork_turn

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.records import NO_TOKENS, Tokens, latest_title
-from persistence import EventLog, EventTable, PackedRun
+from persistence import EventLog, EventTable, EventType, PackedRun
 
 UNKNOWN_TOOL = "(unknown tool)"  # a result whose call names no tool anywhere in the log
 UNKNOWN_MODEL = "(unknown)"  # a usage sample with no model named before it
@@ -268,7 +268,7 @@ class _Fold:
         etype = rec.get("type")
         data = rec.get("data")
         d: dict[str, Any] = data if type(data) is dict else {}
-        if etype == "assistant/chunk":
+        if etype == EventType.ASSISTANT_CHUNK:
             chunk = d.get("chunk")
             if type(chunk) is dict and chunk.get("type") == "usage":
                 self._sample(d, chunk.get("usage"), None)
@@ -494,19 +494,19 @@ _Handler = Callable[[_Fold, int, dict[str, Any], dict[str, Any]], None]
 
 # One handler per event type the statistics read; every other type only counts as an event.
 _HANDLERS: dict[str, _Handler] = {
-    "turn/start": _Fold.turn_start,
-    "turn/end": _Fold.turn_end,
-    "step/start": _Fold.step_start,
-    "step/end": _Fold.step_end,
-    "request/context": _Fold.route_context,
-    "request/header": _Fold.route_header,
-    "assistant/message": _Fold.assistant,
-    "llm/retry": _Fold.retry,
-    "tool/call": _Fold.tool_call,
-    "tool/result": _Fold.tool_result,
-    "compaction/summary": _Fold.compaction_summary,
-    "compaction/end": _Fold.compaction_end,
-    "compaction/prune": _Fold.compaction_prune,
+    EventType.TURN_START: _Fold.turn_start,
+    EventType.TURN_END: _Fold.turn_end,
+    EventType.STEP_START: _Fold.step_start,
+    EventType.STEP_END: _Fold.step_end,
+    EventType.REQUEST_CONTEXT: _Fold.route_context,
+    EventType.REQUEST_HEADER: _Fold.route_header,
+    EventType.ASSISTANT_MESSAGE: _Fold.assistant,
+    EventType.LLM_RETRY: _Fold.retry,
+    EventType.TOOL_CALL: _Fold.tool_call,
+    EventType.TOOL_RESULT: _Fold.tool_result,
+    EventType.COMPACTION_SUMMARY: _Fold.compaction_summary,
+    EventType.COMPACTION_END: _Fold.compaction_end,
+    EventType.COMPACTION_PRUNE: _Fold.compaction_prune,
 }
 
 

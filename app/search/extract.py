@@ -37,7 +37,7 @@ from typing import Any
 
 from app.records import content_text
 from app.search.db import clean_text
-from persistence import PackedRun
+from persistence import EventType, PackedRun
 
 # The kinds a hit can have (the window's filter offers these; the command line's --kind takes them).
 USER = "user"
@@ -51,7 +51,7 @@ META = "meta"
 KINDS: tuple[str, ...] = (USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_RESULT, ERROR, TITLE, META)
 
 HEADER_TYPE = "session/header"  # the event type shown for the header row (it is not an event)
-CHUNK_TYPE = "assistant/chunk"
+CHUNK_TYPE = EventType.ASSISTANT_CHUNK
 MAX_BODY_CHARS = 200_000  # characters of one row's text; the head of a longer text is kept
 
 # One index row: (seq, kind, event type, tool name, turn, time, body).  A plain tuple, not a value
@@ -286,7 +286,7 @@ class Extractor:
     # ------------------------------------------------------------ one handler per event type
 
     def _user(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
-        self._add(seq, USER, "user/message", None, tm, content_text(data.get("content")))
+        self._add(seq, USER, EventType.USER_MESSAGE, None, tm, content_text(data.get("content")))
 
     def _assistant(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         ses = it.get("sourceEventSeqs")
@@ -309,9 +309,9 @@ class Extractor:
             elif bt == "reasoning":
                 reasoning.append(_str(block.get("text")))
         if reasoning:
-            self._add(seq, REASONING, "assistant/message", None, tm, "\n".join(reasoning))
+            self._add(seq, REASONING, EventType.ASSISTANT_MESSAGE, None, tm, "\n".join(reasoning))
         if texts:
-            self._add(seq, ASSISTANT, "assistant/message", None, tm, "\n".join(texts))
+            self._add(seq, ASSISTANT, EventType.ASSISTANT_MESSAGE, None, tm, "\n".join(texts))
 
     def _tool_call(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         name = data.get("name")
@@ -319,7 +319,7 @@ class Extractor:
         if seq is not None and tool is not None:
             self._calls[seq] = tool
         args = arguments_text(data.get("arguments")) if "arguments" in data else ""
-        self._add(seq, TOOL_CALL, "tool/call", tool, tm, f"{tool}\n{args}" if tool and args else (tool or args))
+        self._add(seq, TOOL_CALL, EventType.TOOL_CALL, tool, tm, f"{tool}\n{args}" if tool and args else (tool or args))
 
     def _tool_result(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         tool = None
@@ -339,7 +339,7 @@ class Extractor:
         if isinstance(err, dict):
             is_error = True
             body = f"{body}\n{_str(err.get('name'))} {_str(err.get('code'))}".strip()
-        self._add(seq, ERROR if is_error else TOOL_RESULT, "tool/result", tool, tm, body)
+        self._add(seq, ERROR if is_error else TOOL_RESULT, EventType.TOOL_RESULT, tool, tm, body)
 
     def _code_dispatch(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         name = data.get("name")
@@ -353,7 +353,7 @@ class Extractor:
         title = data.get("title")
         if isinstance(title, str):
             self.title = title
-            self._add(seq, TITLE, "session/title", None, tm, title)
+            self._add(seq, TITLE, EventType.SESSION_TITLE, None, tm, title)
 
     def _turn_start(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         self.open_turn = True
@@ -362,42 +362,42 @@ class Extractor:
         self.open_turn = False
         reason = data.get("reason")
         if isinstance(reason, dict) and reason.get("kind") == "error":
-            self._add(seq, ERROR, "turn/end", None, tm, _failure_text(reason.get("error")))
+            self._add(seq, ERROR, EventType.TURN_END, None, tm, _failure_text(reason.get("error")))
 
     def _retry(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
-        self._add(seq, ERROR, "llm/retry", None, tm, _failure_text(data.get("failure")))
+        self._add(seq, ERROR, EventType.LLM_RETRY, None, tm, _failure_text(data.get("failure")))
 
     def _command_run(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
-        self._add(seq, USER, "command/run", None, tm, f"/{_str(data.get('name'))} {_str(data.get('args'))}".rstrip())
+        self._add(seq, USER, EventType.COMMAND_RUN, None, tm, f"/{_str(data.get('name'))} {_str(data.get('args'))}".rstrip())
 
     def _command_done(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         kind = ERROR if data.get("kind") == "error" else META
-        self._add(seq, kind, "command/done", None, tm, _str(data.get("text")))
+        self._add(seq, kind, EventType.COMMAND_DONE, None, tm, _str(data.get("text")))
 
     def _compaction_end(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
-        self._add(seq, ERROR, "compaction/end", None, tm, _str(data.get("error")))
+        self._add(seq, ERROR, EventType.COMPACTION_END, None, tm, _str(data.get("error")))
 
     def _compaction_summary(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
-        self._add(seq, META, "compaction/summary", None, tm, content_text(data.get("summary")))
+        self._add(seq, META, EventType.COMPACTION_SUMMARY, None, tm, content_text(data.get("summary")))
 
     def _feedback(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
-        self._add(seq, USER, "feedback/record", None, tm, _str(data.get("text")))
+        self._add(seq, USER, EventType.FEEDBACK_RECORD, None, tm, _str(data.get("text")))
 
     def _hook_result(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         stderr = _str(data.get("stderrSummary"))
         if stderr:
-            self._add(seq, META, "hook/result", None, tm, f"{_str(data.get('point'))} {stderr}")
+            self._add(seq, META, EventType.HOOK_RESULT, None, tm, f"{_str(data.get('point'))} {stderr}")
 
     def _approval(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         name = data.get("toolName")
         tool = name if isinstance(name, str) else None
-        self._add(seq, META, "approval/asked", tool, tm, f"{tool or ''} {_str(data.get('reason'))}".strip())
+        self._add(seq, META, EventType.APPROVAL_ASKED, tool, tm, f"{tool or ''} {_str(data.get('reason'))}".strip())
 
     def _todos(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         todos = data.get("todos")
         if isinstance(todos, list):
             text = "\n".join(_str(t.get("content")) for t in todos if isinstance(t, dict))
-            self._add(seq, META, "todo/write", None, tm, text)
+            self._add(seq, META, EventType.TODO_WRITE, None, tm, text)
 
     def _labelled(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         parts = [_str(data.get(k)) for k in ("label", "persona", "name", "phase")]
@@ -406,7 +406,7 @@ class Extractor:
     def _team_message(self, it: dict[str, Any], seq: int | None, tm: int | None, data: dict[str, Any]) -> None:
         msg = data.get("message")
         if isinstance(msg, dict):
-            self._add(seq, META, "team/message/queued", None, tm, content_text(msg.get("content")))
+            self._add(seq, META, EventType.TEAM_MESSAGE_QUEUED, None, tm, content_text(msg.get("content")))
 
 
 def _failure_text(failure: Any) -> str:
@@ -418,27 +418,27 @@ def _failure_text(failure: Any) -> str:
 Handler = Callable[[Extractor, dict[str, Any], "int | None", "int | None", dict[str, Any]], None]
 
 _HANDLERS: dict[str, Handler] = {
-    "user/message": Extractor._user,
-    "assistant/message": Extractor._assistant,
-    "tool/call": Extractor._tool_call,
-    "tool/result": Extractor._tool_result,
-    "tool/code-dispatch": Extractor._code_dispatch,
-    "session/title": Extractor._title,
-    "turn/start": Extractor._turn_start,
-    "turn/end": Extractor._turn_end,
-    "llm/retry": Extractor._retry,
-    "command/run": Extractor._command_run,
-    "command/done": Extractor._command_done,
-    "compaction/end": Extractor._compaction_end,
-    "compaction/summary": Extractor._compaction_summary,
-    "feedback/record": Extractor._feedback,
-    "hook/result": Extractor._hook_result,
-    "approval/asked": Extractor._approval,
-    "todo/write": Extractor._todos,
-    "subagent/descriptor": Extractor._labelled,
-    "tool-workflow/run-start": Extractor._labelled,
-    "tool-workflow/agent-start": Extractor._labelled,
-    "team/message/queued": Extractor._team_message,
+    EventType.USER_MESSAGE: Extractor._user,
+    EventType.ASSISTANT_MESSAGE: Extractor._assistant,
+    EventType.TOOL_CALL: Extractor._tool_call,
+    EventType.TOOL_RESULT: Extractor._tool_result,
+    EventType.TOOL_CODE_DISPATCH: Extractor._code_dispatch,
+    EventType.SESSION_TITLE: Extractor._title,
+    EventType.TURN_START: Extractor._turn_start,
+    EventType.TURN_END: Extractor._turn_end,
+    EventType.LLM_RETRY: Extractor._retry,
+    EventType.COMMAND_RUN: Extractor._command_run,
+    EventType.COMMAND_DONE: Extractor._command_done,
+    EventType.COMPACTION_END: Extractor._compaction_end,
+    EventType.COMPACTION_SUMMARY: Extractor._compaction_summary,
+    EventType.FEEDBACK_RECORD: Extractor._feedback,
+    EventType.HOOK_RESULT: Extractor._hook_result,
+    EventType.APPROVAL_ASKED: Extractor._approval,
+    EventType.TODO_WRITE: Extractor._todos,
+    EventType.SUBAGENT_DESCRIPTOR: Extractor._labelled,
+    EventType.TOOL_WORKFLOW_RUN_START: Extractor._labelled,
+    EventType.TOOL_WORKFLOW_AGENT_START: Extractor._labelled,
+    EventType.TEAM_MESSAGE_QUEUED: Extractor._team_message,
 }
 
 

@@ -54,6 +54,7 @@ from app.search.query import Searcher
 from persistence import (
     READABLE_STATUSES,
     CoordinatedPersistence,
+    EventType,
     ListedEntry,
     PackedRun,
     SessionPersistenceError,
@@ -690,7 +691,7 @@ def _first_seq(item: Any) -> Any:
 def _is_event(item: Any, seq: int, etype: str | None, tm: int | None) -> bool:
     """Whether ``item`` starts with the event indexed last (same seq, type and time)."""
     if type(item) is PackedRun:
-        return item.seq0 == seq and etype == "assistant/chunk" and item.time0 == tm
+        return item.seq0 == seq and etype == EventType.ASSISTANT_CHUNK and item.time0 == tm
     if type(item) is not dict:
         return False
     return item.get("seq") == seq and item.get("type") == etype and item.get("time") == tm

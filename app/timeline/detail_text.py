@@ -14,6 +14,7 @@ from typing import Any
 from app.records.fields import get_path
 from app.records.summaries import compact_json, content_text
 from app.timeline.nodes import TimelineNode
+from persistence import EventType
 
 DETAIL_LIMIT = 200_000  # characters of detail text; the Raw tab shows the rest
 PRETTY_JSON_LIMIT = 100_000  # characters of a non-text tool argument value
@@ -42,7 +43,7 @@ def node_detail_text_only(node: TimelineNode, records: Sequence[dict[str, Any]])
     if rec is None:
         return node.summary
     data = rec.get("data")
-    if rec.get("type") == "tool/result":
+    if rec.get("type") == EventType.TOOL_RESULT:
         text = content_text(get_path(data, "message", "content"))
         err = get_path(data, "error")
         if err is not None:
@@ -75,7 +76,7 @@ def _tool(node: TimelineNode, rec: dict[str, Any] | None, records: Sequence[dict
     """A tool call: its arguments pretty-printed, then the text of its results."""
     data = _data(rec)
     args_text: Any = ""
-    if rec is not None and rec.get("type") == "tool/call":
+    if rec is not None and rec.get("type") == EventType.TOOL_CALL:
         args_text = get_path(data, "arguments")
     else:
         content = get_path(data, "message", "content")

@@ -15,6 +15,7 @@ from typing import Any
 from app.records.fields import get_path
 from app.records.summaries import compact_count, compact_json, content_text, one_line
 from app.timeline.nodes import ERROR, SEED
+from persistence import EventType
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,13 +80,13 @@ def _inbox(data: Any) -> EventRow:
 
 
 EVENT_ROWS: dict[str, Callable[[Any], EventRow]] = {
-    "request/header": _request_header,
-    "request/context": _request_context,
-    "session/title": _title,
-    "session/end-seed": _end_seed,
-    "llm/retry": _retry,
-    "todo/write": _todos,
-    "agent/inbox/spliced": _inbox,
+    EventType.REQUEST_HEADER: _request_header,
+    EventType.REQUEST_CONTEXT: _request_context,
+    EventType.SESSION_TITLE: _title,
+    EventType.SESSION_END_SEED: _end_seed,
+    EventType.LLM_RETRY: _retry,
+    EventType.TODO_WRITE: _todos,
+    EventType.AGENT_INBOX_SPLICED: _inbox,
 }
 
 

@@ -40,7 +40,7 @@ from app.timeline.nodes import (
     SYNTHETIC,
     TimelineNode,
 )
-from persistence import PackedRun
+from persistence import EventType, PackedRun
 
 CHECKPOINT_MASK = 1023  # ``checkpoint`` runs every 1024 records: ~0.6 ms of folding on a 200k-event log
 SEEK_BACK_LIMIT = 100_000  # records scanned backwards for a seq that is not its own index (a damaged log)
@@ -313,7 +313,7 @@ class _Fold:
     def _chunk(self, i: int, rec: dict[str, Any]) -> None:
         st = self.step
         if st is None:
-            self._place(self._node("event", i, "assistant/chunk", compact_json(get_path(rec, "data", "chunk"))))
+            self._place(self._node("event", i, EventType.ASSISTANT_CHUNK, compact_json(get_path(rec, "data", "chunk"))))
             return
         st.chunks.append(i)
         data = rec.get("data")
@@ -595,20 +595,20 @@ Handler = Callable[[_Fold, int, dict[str, Any]], None]
 
 # One handler per event type; a type not listed is a standalone row (``event_rows``).
 _HANDLERS: dict[str, Handler] = {
-    "turn/start": _Fold._open_turn,
-    "turn/end": _Fold._end_turn,
-    "step/start": _Fold._open_step,
-    "step/end": _Fold._end_step,
-    "assistant/chunk": _Fold._chunk,
-    "assistant/message": _Fold._assistant,
-    "user/message": _Fold._user,
-    "tool/call": _Fold._tool_call,
-    "tool/result": _Fold._tool_result,
-    "approval/asked": _Fold._approval,
-    "approval/decided": _Fold._approval,
-    "tool/code-dispatch-start": _Fold._code_dispatch,
-    "tool/code-dispatch": _Fold._code_dispatch,
-    "llm/retry": _Fold._retry,
+    EventType.TURN_START: _Fold._open_turn,
+    EventType.TURN_END: _Fold._end_turn,
+    EventType.STEP_START: _Fold._open_step,
+    EventType.STEP_END: _Fold._end_step,
+    EventType.ASSISTANT_CHUNK: _Fold._chunk,
+    EventType.ASSISTANT_MESSAGE: _Fold._assistant,
+    EventType.USER_MESSAGE: _Fold._user,
+    EventType.TOOL_CALL: _Fold._tool_call,
+    EventType.TOOL_RESULT: _Fold._tool_result,
+    EventType.APPROVAL_ASKED: _Fold._approval,
+    EventType.APPROVAL_DECIDED: _Fold._approval,
+    EventType.TOOL_CODE_DISPATCH_START: _Fold._code_dispatch,
+    EventType.TOOL_CODE_DISPATCH: _Fold._code_dispatch,
+    EventType.LLM_RETRY: _Fold._retry,
 }
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from app.records.walk import item_type, walk
 from app.timeline.fold import derive
 from app.timeline.nodes import TimelineNode
+from persistence import EventType
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def block_starts(records: Sequence[dict[str, Any]], start: int = 0) -> list[int]
     # A packed run is one item: its members share one type, so only its first index can start a block.
     for i, item in walk(records, start):
         t = item_type(item)
-        if t == "turn/start":
+        if t == EventType.TURN_START:
             starts.append(i)
             in_turn = True
             expecting = False
@@ -50,7 +51,7 @@ def block_starts(records: Sequence[dict[str, Any]], start: int = 0) -> list[int]
         if expecting:
             starts.append(i)
             expecting = False
-        if t == "turn/end" and in_turn:
+        if t == EventType.TURN_END and in_turn:
             in_turn = False
             expecting = True
     return starts
@@ -132,7 +133,7 @@ def page_start(
 
 def older_turns(records: Sequence[dict[str, Any]], spans: Sequence[Span], first: int) -> int:
     """Turns among the blocks above ``spans[first:]`` (each turn is one block, opened by ``turn/start``)."""
-    return sum(1 for s, _e in spans[:first] if item_type(records[s]) == "turn/start")
+    return sum(1 for s, _e in spans[:first] if item_type(records[s]) == EventType.TURN_START)
 
 
 def older_label(turns: int) -> str:

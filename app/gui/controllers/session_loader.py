@@ -45,7 +45,6 @@ from app.actions.artifacts import ArtifactRef
 from app.actions.liveness import DEFAULT_QUIET_SECONDS, RecentlyWritten, writer_active
 from app.gui.controllers.open_root import OpenRoot
 from app.gui.models.raw_lines import RawLinesModel
-from app.gui.models.raw_text import RawText, decode_jsonl, decode_records
 from app.gui.models.session_row import READABLE, SessionRow
 from app.gui.models.session_snapshot import RawFacts, SessionSnapshot
 from app.gui.models.timeline import TimelineModel
@@ -53,10 +52,11 @@ from app.gui.runtime.collector import settle
 from app.gui.runtime.jobs import Jobs
 from app.gui.runtime.viewer_store import ViewerStore
 from app.gui.runtime.worker_threads import Progress, checkpoint, in_thread
+from app.rawview.raw_text import RawText, decode_jsonl, decode_records
 from app.records import latest_title, walk, walk_items
 from app.timeline import derive_growth, derive_older, derive_tail
 from app.timeline.damaged import damaged_timeline_of_file, damaged_timeline_of_prefix
-from persistence import EventTable, SessionDiagnosis, SessionPersistenceError, SessionView, interrupted_turn_closers
+from persistence import EventTable, EventType, SessionDiagnosis, SessionPersistenceError, SessionView, interrupted_turn_closers
 
 log = logging.getLogger(__name__)
 PREVIEW_EVENTS = 3000  # events of the tail shown before the whole log is read
@@ -108,7 +108,7 @@ class OpenSession:
 
 def preview_records(tail: Sequence[dict[str, Any]]) -> tuple[Sequence[dict[str, Any]], int] | None:
     """A tail cut to start at a ``turn/start`` (so no block is folded from its middle), plus crash closers."""
-    start = next((i for i, r in walk(tail) if type(r) is dict and r.get("type") == "turn/start"), None)
+    start = next((i for i, r in walk(tail) if type(r) is dict and r.get("type") == EventType.TURN_START), None)
     if start is None:
         return None
     stored = EventTable(walk_items(tail, len(tail), start))
