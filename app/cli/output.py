@@ -1,8 +1,12 @@
 """How the command line writes: results that never crash the write, and failures in one typed shape.
 
 A failure is ``{"error": {"class", "message"}}`` (upstream's shape) on stdout with ``--json``, else
-one line ``sessionscope: <class>: <message>`` on stderr; exit code 1 either way.  A character the
-stream cannot encode is written as an escape, never raised.
+one line ``sessionscope: <class>: <message>`` on stderr; exit code 1 either way, except a usage error
+and a session root that does not exist (exit 2, what argparse and ``ls`` use for "you asked wrongly").
+The class is the JS class upstream would throw (``upstream_class_of``).  A failure that is not the
+engine's own (an OS error, a codec error, a stray Python exception) is first put in the engine's
+terms (``engine_error``): a clean one-line message, never a raw codec text.
+A character the stream cannot encode is written as an escape, never raised.
 
 May import the standard library and the engine's JS-compatible JSON text and error classes.
 """
@@ -15,7 +19,23 @@ import re
 import sys
 from typing import Any, TextIO
 
-from persistence import js_dumps_str, upstream_class_of
+from persistence import (
+    SessionArgumentError,
+    SessionNotFoundError,
+    SessionPersistenceError,
+    SessionStorageCorruptError,
+    js_dumps_str,
+    upstream_class_of,
+)
+
+
+class NoSessionRoot(SessionNotFoundError):
+    """The root a verb was given does not exist (nothing is created for it): exit code 2."""
+
+    exit_code = 2
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"no session root at {path}")
 
 
 def dump(value: Any) -> str:
@@ -69,18 +89,46 @@ def _elide(message: str) -> str:
     return _LONG_TOKEN.sub(lambda m: f"{m[0][:120]}\u2026[{len(m[0]) - 200} characters]\u2026{m[0][-80:]}", message)
 
 
+def engine_error(err: BaseException) -> SessionPersistenceError:
+    """``err`` as one of the engine's errors with a clean message (the engine's own errors unchanged).
+
+    A codec error names the byte and where it is, not the codec; anything else keeps its text (an OS
+    error says what the OS said and the path) under the engine's class of the same kind (a
+    ``TypeError`` is an argument error, upstream's ``TypeError``).
+    """
+    if isinstance(err, SessionPersistenceError):
+        return err
+    if isinstance(err, UnicodeDecodeError):
+        bad = " ".join(f"0x{b:02x}" for b in bytes(err.object[err.start : err.end][:4]))
+        return SessionStorageCorruptError(f"bytes that are not valid UTF-8 ({bad} at byte {err.start})")
+    if isinstance(err, UnicodeError):
+        return SessionStorageCorruptError("text that cannot be encoded (a character outside the encoding)")
+    if isinstance(err, TypeError):
+        return SessionArgumentError(str(err) or type(err).__name__)
+    return SessionPersistenceError(str(err) or type(err).__name__)
+
+
 def error_payload(err: BaseException) -> dict[str, Any]:
     """The upstream-shaped ``{"error": {"class", "message"}}`` of any failure."""
-    message = str(err) or type(err).__name__
-    return {"error": {"class": upstream_class_of(err), "message": _elide(message)}}
+    clean = engine_error(err)
+    message = " ".join((str(clean) or type(clean).__name__).splitlines())
+    return {"error": {"class": upstream_class_of(clean), "message": _elide(message)}}
 
 
-def report_error(args: argparse.Namespace, err: BaseException) -> int:
-    """Print a failure in the typed form (``--json``: on stdout; else one line on stderr); exit code 1."""
+def exit_code_of(err: BaseException) -> int:
+    """2 for a usage error or a missing root, else 1."""
+    code = getattr(err, "exit_code", 1)
+    return code if isinstance(code, int) else 1
+
+
+def report_error(args: argparse.Namespace | None, err: BaseException, *, json_text: bool | None = None) -> int:
+    """Print a failure in the typed form (``--json``: on stdout; else one line on stderr); its exit code.
+
+    ``json_text`` overrides ``args.json`` (a usage error has no parsed arguments to ask).
+    """
     payload = error_payload(err)["error"]
-    if getattr(args, "json", False):
+    if json_text if json_text is not None else getattr(args, "json", False):
         write_out(sys.stdout, dump({"error": payload}) + "\n", json_text=True)
     else:
-        message = " ".join(payload["message"].splitlines())
-        write_out(sys.stderr, f"sessionscope: {payload['class']}: {message}\n")
-    return 1
+        write_out(sys.stderr, f"sessionscope: {payload['class']}: {payload['message']}\n")
+    return exit_code_of(err)

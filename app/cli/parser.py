@@ -1,5 +1,10 @@
 """The argument parser, built from the verb table, and the check of ids that came from argv.
 
+A usage error is a ``UsageError`` (the engine's argument error), not argparse's usage text and exit:
+``run`` prints it in the typed form like every other failure (issue 21 item 6).  ``--`` is handled
+here, not by argparse, whose treatment of ``--`` before a subcommand's positionals has changed between
+Python releases: after it every token is a positional (``search ROOT -- -foo``).
+
 May import the standard library, ``app.about`` (the version), ``app.cli.verbs`` and the engine's error classes.
 """
 
@@ -7,16 +12,86 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from app.about import version_line
 from app.cli.verbs import VERBS
 from persistence import SessionArgumentError
 
 BACKENDS = ("jsonl", "jsonl-zstd", "jsonl-none", "sqlite")
+PROG = "sessionscope"
+
+
+class UsageError(SessionArgumentError):
+    """Arguments the parser refuses (a missing or unknown argument, a bad value): exit code 2."""
+
+    exit_code = 2
+
+
+class CliParser(argparse.ArgumentParser):
+    """argparse, except that a usage error raises ``UsageError`` (one line, with where to find the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        verb = self.prog.removeprefix(PROG).strip()
+        text = " ".join(message.split())
+        raise UsageError(f"{verb}: {text} (see {self.prog} --help)" if verb else f"{text} (see {PROG} --help)")
+
+
+# A token after ``--`` that argparse would read as an option is handed over as this placeholder (plus its
+# index) and put back afterwards.  NUL cannot occur in argv, so no real argument looks like one.
+_HIDDEN = "\x00sessionscope-argument-"
+_HIDDEN_RE = re.compile(re.escape(_HIDDEN) + r"(\d+)")
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")  # argparse's own test: such a token is a positional
+
+
+def parse_argv(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """``parser.parse_args(argv)`` where every token after the first ``--`` is a positional, on any Python.
+
+    argparse never sees the ``--``: a token after it that starts with a dash is replaced by a
+    placeholder, then restored in the result (and in any error message).
+    """
+    tokens = list(argv)
+    if "--" not in tokens:
+        return parser.parse_args(tokens)
+    cut = tokens.index("--")
+    hidden: list[str] = []
+    rest: list[str] = []
+    for token in tokens[cut + 1 :]:
+        if token.startswith("-") and token != "-" and not _NEGATIVE_NUMBER.match(token):
+            rest.append(f"{_HIDDEN}{len(hidden)}")
+            hidden.append(token)
+        else:
+            rest.append(token)
+
+    def restore(value: Any) -> Any:
+        if isinstance(value, str):
+            return _HIDDEN_RE.sub(lambda m: hidden[int(m[1])], value)
+        if isinstance(value, list):
+            return [restore(v) for v in value]
+        return value
+
+    try:
+        args = parser.parse_args(tokens[:cut] + rest)
+    except UsageError as err:
+        raise UsageError(restore(err.message)) from None
+    for name, value in vars(args).items():
+        setattr(args, name, restore(value))
+    return args
+
+
+def json_requested(argv: Sequence[str]) -> bool:
+    """Whether ``--json`` was asked for (before any ``--``): how to print a usage error, parsed or not."""
+    tokens = list(argv)
+    if "--" in tokens:
+        tokens = tokens[: tokens.index("--")]
+    # argparse accepts an unambiguous prefix of an option (``--js``); no other option starts with ``--j``.
+    return any(len(t) >= 3 and "--json".startswith(t) for t in tokens if t.startswith("--"))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CliParser(
         prog="sessionscope",
         description="Browse, inspect and repair coding-agent session logs (JSONL roots or SQLite stores).",
         epilog="A sessionscope://open?root=...&session=...&seq=N link as the only argument opens the window there.",

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TextIO
 
-from app.cli.output import dump, report_error, write_out
-from app.cli.parser import build_parser, check_argv
+from app.cli.output import NoSessionRoot, dump, report_error, write_out
+from app.cli.parser import UsageError, build_parser, check_argv, json_requested, parse_argv
 from app.cli.verbs import VERBS_BY_NAME, Verb
 from app.links import LinkError, is_link, parse_link
 from persistence import CoordinatedPersistence, open_store
@@ -26,8 +27,19 @@ from persistence import CoordinatedPersistence, open_store
 Output = str | Callable[[TextIO], None]
 
 
+def require_root(path: str) -> None:
+    """Refuse a root that does not exist (a dangling link included) before anything is opened or indexed.
+
+    A JSONL root that is absent would read as an empty one, and ``search`` would index it: a typo'd
+    path must say so (issue 21 item 8), and no verb creates a root or a store.
+    """
+    if not os.path.exists(path):
+        raise NoSessionRoot(path)
+
+
 async def run_verb(verb: Verb, args: argparse.Namespace) -> tuple[Output, int]:
     """(what to print, exit code) of one verb."""
+    require_root(args.root)
     # No verb creates a store: a missing or non-database file is refused, never turned into one.
     store: CoordinatedPersistence = open_store(args.root, args.backend, read_only=verb.opens_read_only(args), create=False)
     output: Output
@@ -85,12 +97,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and is_link(argv[0]):
         return open_link(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parse_argv(parser, argv)
+        if args.verb is None:
+            if args.seq is not None and args.session is None:
+                parser.error("--seq needs --session ID (the session the event belongs to)")
+            if args.seq is not None and args.seq < 0:
+                parser.error(f"--seq must be a non-negative integer, got {args.seq}")
+    except UsageError as err:
+        # Exit 2 as argparse does (callers of main() see the same SystemExit), but in the typed form.
+        raise SystemExit(report_error(None, err, json_text=json_requested(argv))) from None
     if args.verb is None:
-        if args.seq is not None and args.session is None:
-            parser.error("--seq needs --session ID (the session the event belongs to)")
-        if args.seq is not None and args.seq < 0:
-            parser.error(f"--seq must be a non-negative integer, got {args.seq}")
         return launch_gui(args)
     try:
         check_argv(args)  # before any store is opened: a refused id has written nothing

@@ -186,8 +186,9 @@ def test_verify_empty_and_missing_roots(tmp_path: Path, capsys: pytest.CaptureFi
     empty.mkdir()
     code, out, _err = main_json(capsys, "verify", str(empty))
     assert (code, out) == (0, {"ok": True, "rootError": None, "sessions": []})
-    code, text, _err = main_text(capsys, "verify", str(tmp_path / "absent"))
-    assert (code, text) == (0, "no sessions\n")
+    # A root that does not exist is an error, not an empty root (issue 21 item 8), and is not created.
+    code, text, err = main_text(capsys, "verify", str(tmp_path / "absent"))
+    assert (code, text, err) == (2, "", f"sessionscope: Error: no session root at {tmp_path / 'absent'}\n")
     assert not (tmp_path / "absent").exists()
 
 
