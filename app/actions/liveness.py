@@ -14,6 +14,14 @@ therefore collects every signal it can get, each a small frozen value with a sen
 * ``InFlight``: the last stored event is a call or request that has not come back yet (the turn is
   necessarily still open: every such type is only valid inside an open turn), younger than
   ``in_flight_seconds``.
+* ``WriterHolds``: JSONL only, a SessionScope writer (a live ``SessionStore`` in any process) holds
+  its lock on the transcript, however long it has been quiet (the engine's ``jsonl_writer_holds``).
+
+When nothing fires, the verdict still says what was seen (issue 21 item 2): how long the artifact has
+been idle and whether a harness process was looked for and not found.  Those are two facts, not a
+crash: a long model call is silent for minutes.  ``LivenessVerdict.idle`` words them ("idle for
+40 s — no harness process found; possibly crashed"), and nothing here ever calls a session crashed:
+the user confirms that by repairing it anyway.
 
 Nothing here writes.  The SQLite probe runs ``BEGIN IMMEDIATE``/``ROLLBACK`` while a read-only
 connection pins the file, so closing the probe cannot checkpoint a leftover ``-wal`` into the
@@ -63,7 +71,7 @@ from typing import Any, ClassVar
 import psutil
 
 from app.actions.artifacts import ArtifactRef
-from persistence import EventType, newest_change, writer_lock_held
+from persistence import EventType, jsonl_writer_holds, newest_change, writer_lock_held
 
 DEFAULT_QUIET_SECONDS = 10.0
 # A tool call or a model request older than this is taken as abandoned (a crashed harness), not as
@@ -168,7 +176,17 @@ class InFlight:
         return f"looks live: last event is {self.event_type} {_ago(self.age_s)} ago ({self.what})"
 
 
-LivenessSignal = RecentlyWritten | DatabaseBusy | HeldOpen | HarnessRunning | InFlight
+@dataclass(frozen=True, slots=True)
+class WriterHolds:
+    path: str
+    kind: ClassVar[str] = "writer-lock"
+
+    @property
+    def sentence(self) -> str:
+        return f"looks live: a SessionScope writer holds {self.path} (a live session keeps its lock however quiet it is)"
+
+
+LivenessSignal = RecentlyWritten | DatabaseBusy | HeldOpen | HarnessRunning | InFlight | WriterHolds
 
 
 def signal_json(signal: LivenessSignal) -> dict[str, Any]:
@@ -179,14 +197,51 @@ def signal_json(signal: LivenessSignal) -> dict[str, Any]:
     return out
 
 
+def verdict_json(verdict: LivenessVerdict) -> dict[str, Any]:
+    """The whole verdict for ``--json`` output: its state, every signal that fired, the idle facts."""
+    return {
+        "state": verdict.state,
+        "live": verdict.live,
+        "signals": [signal_json(s) for s in verdict.signals],
+        "reason": verdict.reason,
+        "idleSeconds": verdict.idle_s,
+        "harnessChecked": verdict.harness_checked,
+        "idle": verdict.idle,
+        "notes": list(verdict.notes),
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class LivenessVerdict:
     signals: tuple[LivenessSignal, ...]
     notes: tuple[str, ...] = ()  # checks that could not run (they never count as "not live")
+    # The two facts a quiet verdict still has, kept apart (issue 21 item 2): seconds since the artifact
+    # last changed (None: not measured), and whether a harness process was looked for (the process list
+    # was read and the session's folder was known) and none was found.
+    idle_s: float | None = None
+    harness_checked: bool = False
 
     @property
     def live(self) -> bool:
         return bool(self.signals)
+
+    @property
+    def state(self) -> str:
+        """``live`` (a signal fired) or ``idle`` (none did: possibly crashed, never "crashed" by itself)."""
+        return "live" if self.signals else "idle"
+
+    @property
+    def idle(self) -> str | None:
+        """What a quiet verdict saw, for the user to confirm: "idle for 40 s — no harness process found;
+        possibly crashed"; None when a signal fired or nothing was measured."""
+        if self.signals or self.idle_s is None:
+            return None
+        harness = (
+            "no harness process found"
+            if self.harness_checked
+            else "no harness process could be looked for (the session's folder or the process list is unknown)"
+        )
+        return f"idle for {_ago(max(0.0, self.idle_s))} — {harness}; possibly crashed"
 
     @property
     def reason(self) -> str | None:
@@ -362,13 +417,17 @@ def assess_liveness(
     clock = time.time() if now is None else now
     signals: list[LivenessSignal] = []
     notes: list[str] = []
-    recent = _recently_written(ref, clock, quiet_seconds, own_writes)
+    newest_path, newest = newest_change(ref.kind, ref.path)
+    recent = _recent(ref, clock, quiet_seconds, own_writes, newest_path, newest)
     if recent is not None:
         signals.append(recent)
     if ref.kind == "sqlite":
         busy = _sqlite_busy(ref)
         if busy is not None:
             signals.append(busy)
+    if ref.kind == "jsonl" and jsonl_writer_holds(ref.path):
+        signals.append(WriterHolds(ref.path))
+    listed = False
     targets = frozenset(_real(p) for p in _artifact_files(ref))
     shown = {_real(p): p for p in _artifact_files(ref)}
     source = system_processes if process_source is None else process_source
@@ -387,12 +446,13 @@ def assess_liveness(
                     break
             if cwd is not None and proc.cwd and _real(proc.cwd) == cwd and is_harness(proc, harness_names):
                 signals.append(HarnessRunning(proc.pid, proc.name, session_cwd or proc.cwd))
+        listed = True
     except (OSError, psutil.Error) as err:
         notes.append(f"the process list could not be read ({err}); only file ages and the last event were judged")
     flight = _in_flight(last_event, clock, in_flight_seconds, ref)
     if flight is not None:
         signals.append(flight)
-    return LivenessVerdict(tuple(signals), tuple(notes))
+    return LivenessVerdict(tuple(signals), tuple(notes), clock - newest, listed and cwd is not None)
 
 
 def _own_processes() -> set[int]:
@@ -428,6 +488,12 @@ def _recently_written(
     when within ``quiet_seconds`` and not our own.  A clock step backwards (an mtime in the future)
     counts as "just written"."""
     newest_path, newest = newest_change(ref.kind, ref.path)
+    return _recent(ref, now, quiet_seconds, own_writes, newest_path, newest)
+
+
+def _recent(
+    ref: ArtifactRef, now: float, quiet_seconds: float, own_writes: OwnWrites | None, newest_path: str, newest: float
+) -> RecentlyWritten | None:
     if own_writes is not None and own_writes.is_own(ref, (newest_path, newest)):
         return None
     age = now - newest

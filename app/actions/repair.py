@@ -128,6 +128,12 @@ class RepairPlan:
         """The guard's objection as a dialog shows it (see ``LivenessVerdict.objection``); None when quiet."""
         return None if self.liveness is None else self.liveness.objection
 
+    @property
+    def idle_note(self) -> str | None:
+        """A quiet verdict's facts for the user to confirm ("idle for 40 s — no harness process found; possibly
+        crashed"); None when the guard objects or was not asked.  Repairing anyway is the confirmation."""
+        return None if self.liveness is None else self.liveness.idle
+
 
 def _json_marker(value: Any) -> Any:
     """``cutFrom`` as JSON: an offset stays a number; an opaque backend marker becomes its text."""

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from app.actions.backups import BackupInfo, RestoreResult
 from app.actions.fork import ForkResult
+from app.actions.liveness import verdict_json
 from app.actions.resume import ResumeOutcome
 from app.cli.output import write_out
 from app.cli.results import Loaded, RepairReport, VerifyReport
@@ -117,15 +118,25 @@ def location_text(loc: SessionLocation | None, _args: argparse.Namespace) -> str
 
 
 def repair_json(report: RepairReport) -> Any:
-    return report.result.to_json()
+    out = report.result.to_json()
+    if report.dry_run:
+        # The verdict a real run would meet, with every signal that fired (null: nothing would be written).
+        out["liveness"] = None if report.liveness is None else verdict_json(report.liveness)
+    return out
 
 
 def repair_text(report: RepairReport, _args: argparse.Namespace) -> str:
     res = report.result
     p = res.preview
     lines = [f"session {p.session_id}: {p.status} ({p.reason})"]
-    if report.liveness is not None:
-        lines.append(f"  liveness guard: {report.liveness.reason or 'quiet (no sign of a running agent)'}")
+    verdict = report.liveness
+    if verdict is not None:
+        if verdict.live:
+            lines.append(f"  liveness guard: {verdict.reason}")
+        else:
+            # Quiet is not crashed: say what was seen; running the repair is the user's confirmation.
+            idle = f": {verdict.idle}; repairing it confirms that" if verdict.idle else ""
+            lines.append(f"  liveness guard: quiet (no sign of a running agent){idle}")
     if p.cut_bytes:
         lines.append(f"  cut {p.cut_bytes} byte(s) from offset {p.cut_from}; {p.recovered_count} record(s) re-appended")
     if p.cut_rows:
