@@ -7,7 +7,7 @@
 - ``atomic``     temporary file, fsync, atomic rename, cleanup on every failure
 - ``command``    the ``sessionscope export`` verb's handler and renderers, and ``run_export``
 
-Import rule: the standard library, ``app.insight``, ``app.timeline``, ``app.search.location`` and the
+Import rule: the standard library, ``app.insight``, ``app.records``, ``app.search.location`` and the
 public ``persistence`` package; never Qt, the window, the actions or the command line.
 """
 

@@ -9,7 +9,7 @@ and the tests share the same numbers:
 - ``dashboard`` root aggregations over the cache (per day, per project, top tools, longest, costliest)
 - ``lineage``   the sessions of a root as a tree by parent, and ``compare_with_parent``
 
-Import rule: the standard library, ``app.timeline``, ``app.paths``, ``app.search.location`` and the
+Import rule: the standard library, ``app.records``, ``app.paths``, ``app.search.location`` and the
 public ``persistence`` package; never Qt, the window, the actions or the command line.
 """
 
@@ -43,7 +43,8 @@ from app.insight.lineage import (
     turn_digests,
 )
 from app.insight.prices import Cost, ModelPrice, PriceTable, PriceTableError, cost_of, load_prices, prices_path, save_prices
-from app.insight.stats import ModelStats, SessionStats, Tokens, ToolStats, TurnStats, fold_stats
+from app.insight.stats import ModelStats, SessionStats, ToolStats, TurnStats, fold_stats
+from app.records import Tokens
 
 __all__ = [
     "FORK",

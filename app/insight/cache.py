@@ -19,7 +19,7 @@ never write the session (``view`` only).
 Threading: like the search indexer, a cache and its store belong to one thread and event loop (a
 worker thread in the window); ``reader()`` opens a connection of its own for another thread.
 
-May import: the standard library, ``app.insight``'s own modules, ``app.timeline``, ``app.paths``, ``app.cache_db``,
+May import: the standard library, ``app.insight``'s own modules, ``app.records``, ``app.paths``, ``app.cache_db``,
 ``app.search.location`` / ``app.search.db`` (the root key and text cleaning) and the public ``persistence``.
 """
 

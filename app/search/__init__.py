@@ -17,7 +17,7 @@ Typical use (the window runs the indexer on a worker thread with its own store a
     result = indexer.searcher().search("order.ts", SearchFilters(kinds=frozenset({"tool-call"})))
     result.summary()                             # "214 hits in 37 sessions"
 
-Import rule: the standard library, ``app.paths``, ``app.timeline`` and the public ``persistence``
+Import rule: the standard library, ``app.paths``, ``app.records`` and the public ``persistence``
 package; never Qt, never ``app.gui``, ``app.cli`` or ``app.actions``.
 """
 
