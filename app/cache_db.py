@@ -1,8 +1,13 @@
-"""A cache SQLite file (the search index, the statistics cache): opening it and judging an existing one.
+"""A cache SQLite file (the search index, the statistics cache): opening it, judging an existing one,
+and telling damage met while reading it from a writer that merely holds it busy.
 
 Why one module: both caches are rebuilt, never repaired.  A file that cannot be opened, was written
-under another schema version or for another root, or whose tables cannot be read is removed with
-its WAL companions and created empty; each cache adds its own checks (``problem``) on top of these.
+under another schema version or for another root, whose schema is not the one this SessionScope
+creates, or whose tables cannot be read is removed with its WAL companions and created empty; each
+cache adds its own checks (``problem``) on top of these.  A bit flipped on disk shows up in many
+shapes (SQLite's "malformed", a text column or a schema that is not UTF-8, a column the schema no
+longer names, rows that contradict each other): ``is_damage`` sorts them from "busy, try later", and
+``damage_text`` says each in one clean line (never a codec message with byte positions).
 
 May import: the standard library only.
 """
@@ -21,6 +26,68 @@ _COMPANIONS = ("", "-wal", "-shm", "-journal")  # the file itself and what SQLit
 # Given an open cache file and its ``meta`` table, why it cannot serve (None: it can).  May raise
 # sqlite3.Error, which ``unusable_reason`` reports as "is unreadable".
 ExtraCheck = Callable[[sqlite3.Connection, dict[Any, Any]], str | None]
+
+
+class CacheDamaged(Exception):
+    """A cache's rows contradict each other (a flipped id): read as damage like SQLite's own errors."""
+
+
+# What a read of a damaged cache file raises: SQLite's errors, a text column or error message that is
+# not UTF-8 (Python's decoder), and our own finding that rows contradict each other.
+DAMAGE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.DatabaseError, UnicodeError, CacheDamaged)
+
+
+def is_busy(err: BaseException) -> bool:
+    """Whether ``err`` says another connection holds the file (wait and retry), not that it is damaged."""
+    text = str(err).lower()
+    return isinstance(err, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def is_damage(err: BaseException) -> bool:
+    """Whether ``err``, raised by a read or write of a cache file, means the file must be rebuilt."""
+    return isinstance(err, DAMAGE_ERRORS) and not is_busy(err)
+
+
+def damage_text(err: BaseException) -> str:
+    """``err`` as one clean line for a "rebuilding it" message: no byte positions, no undecodable text."""
+    if isinstance(err, UnicodeError):
+        return "a stored text is not valid UTF-8"
+    text = str(err)
+    if text.startswith("Could not decode to UTF-8"):
+        column = text.split("'")[1] if text.count("'") >= 2 else "a"
+        return f"the stored text of column {column!r} is not valid UTF-8"
+    if text.startswith(("no such column", "no such table")) or "malformed database schema" in text:
+        return f"its schema is not this SessionScope's ({text.split('(')[0].strip()})"
+    # SQLite's own messages are short ASCII ("database disk image is malformed"); anything else is cut
+    # to printable characters so a flipped byte never reaches the terminal.
+    clean = "".join(ch if ch.isprintable() and ch != "\ufffd" else "?" for ch in text)[:200]
+    return clean or type(err).__name__
+
+
+def schema_problem(
+    conn: sqlite3.Connection, script: str, prepare: Callable[[sqlite3.Connection], object] | None = None
+) -> str | None:
+    """Why the schema of ``conn``'s file is not the one ``script`` creates (None: it is).
+
+    Compared: every table, index, trigger and virtual table (with the shadow tables FTS5 makes) by
+    type, name and SQL text, against a database in memory built from ``script`` by this very SQLite,
+    so a renamed column or a flipped letter in a CREATE statement is a rebuild, not a query error
+    later.  ``prepare`` registers what ``script`` needs on the reference connection.
+    """
+    query = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+    ref = sqlite3.connect(":memory:")
+    try:
+        if prepare is not None:
+            prepare(ref)
+        ref.executescript(script)
+        expected = ref.execute(query).fetchall()
+    finally:
+        ref.close()
+    found = conn.execute(query).fetchall()
+    if found == expected:
+        return None
+    names = {r[1] for r in expected} ^ {r[1] for r in found}
+    return "has a schema this SessionScope did not write" + (f" ({', '.join(sorted(map(str, names))[:3])})" if names else "")
 
 
 def connect_cache(path: str) -> sqlite3.Connection:
@@ -50,7 +117,7 @@ def unusable_reason(path: str, schema_version: int, root: str, problem: ExtraChe
     try:
         conn = sqlite3.connect(path, isolation_level=None)
     except sqlite3.Error as err:
-        return f"cannot be opened ({err})"
+        return f"cannot be opened ({damage_text(err)})"
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version != schema_version:
@@ -59,10 +126,24 @@ def unusable_reason(path: str, schema_version: int, root: str, problem: ExtraChe
         if meta.get("root") != root:
             return "belongs to another root"
         return problem(conn, meta)
-    except sqlite3.Error as err:
-        return f"is unreadable ({err})"
+    except DAMAGE_ERRORS as err:
+        if is_busy(err):  # another process is writing it: a cache that is busy is not damaged
+            return None
+        return f"is unreadable ({damage_text(err)})"
     finally:
         conn.close()
 
 
-__all__ = ["BUSY_TIMEOUT_MS", "ExtraCheck", "connect_cache", "remove_cache_files", "unusable_reason"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "DAMAGE_ERRORS",
+    "CacheDamaged",
+    "ExtraCheck",
+    "connect_cache",
+    "damage_text",
+    "is_busy",
+    "is_damage",
+    "remove_cache_files",
+    "schema_problem",
+    "unusable_reason",
+]

@@ -8,8 +8,11 @@ aggregations (``app.insight.dashboard``) are then SQL over these tables.
 
 Where: ``<cache>/insight/<root key>.sqlite``, the key being the search index's (``app.search.location``:
 the backend kind and real path of the root), never inside the root.  It is a cache: a file that is
-not a database, from another schema or fold version, or of another root is replaced by an empty one
-(``messages`` says so); a folder that cannot be written keeps the cache in memory.
+not a database, from another schema or fold version, of another root, whose schema text is not the
+one ``_SCHEMA`` creates, or whose session rows cannot be read is replaced by an empty one
+(``messages`` says so); a folder that cannot be written keeps the cache in memory.  Damage met later
+(a bit flipped on disk, read by an update or by the dashboard) heals the same way: ``reset`` and
+compute again (``update`` does it by itself; a reader calls ``reset`` on ``app.cache_db.is_damage``).
 
 Consistency: each session is replaced in one transaction together with its revision, so a cancelled
 or killed update leaves every session either at its old summary or at its new one.  A session the
@@ -30,13 +33,22 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
-from app.cache_db import BUSY_TIMEOUT_MS, connect_cache, remove_cache_files, unusable_reason
+from app.cache_db import (
+    BUSY_TIMEOUT_MS,
+    DAMAGE_ERRORS,
+    connect_cache,
+    damage_text,
+    is_damage,
+    remove_cache_files,
+    schema_problem,
+    unusable_reason,
+)
 from app.insight.stats import SessionStats, Tokens, fold_stats
 from app.paths import cache_dir
 from app.search.db import clean_text
@@ -147,6 +159,8 @@ SESSION_COLUMNS = (
     "fork_turn",
 )
 
+
+_OPEN_ERRORS: tuple[type[BaseException], ...] = (OSError, *DAMAGE_ERRORS)  # a folder or a file we cannot write
 
 _INSERT_SESSION = (
     f"INSERT INTO sessions({', '.join(SESSION_COLUMNS)}, summary) VALUES ({', '.join('?' * (len(SESSION_COLUMNS) + 1))})"
@@ -332,6 +346,14 @@ def _entry_summary(entry: ListedEntry, status: str, reason: str | None) -> Sessi
     )  # fmt: skip
 
 
+class _Damaged(Exception):
+    """The cache file (not the engine) failed with damage during an update: ``error`` is what it raised."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 @dataclass(frozen=True, slots=True)
 class CacheProgress:
     """Where an update is: ``done`` of ``total`` sessions needing work."""
@@ -395,8 +417,8 @@ class InsightCache:
                 if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
                     self._create(conn)
                 return path, conn
-            except (OSError, sqlite3.Error) as err:
-                self.messages.append(f"cannot write the statistics cache {path} ({err}); it is kept in memory")
+            except _OPEN_ERRORS as err:
+                self.messages.append(f"cannot write the statistics cache {path} ({damage_text(err)}); it is kept in memory")
         conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self._create(conn)
         return None, conn
@@ -405,7 +427,10 @@ class InsightCache:
         def problem(conn: sqlite3.Connection, meta: dict[Any, Any]) -> str | None:
             if meta.get("fold") != str(FOLD_VERSION):
                 return f"was computed by fold version {meta.get('fold')} (this SessionScope computes {FOLD_VERSION})"
-            conn.execute("SELECT count(*) FROM sessions").fetchone()
+            why = schema_problem(conn, _SCHEMA)
+            if why is not None:
+                return why
+            conn.execute("SELECT session_id, revision FROM sessions").fetchall()  # what every update reads
             return None
 
         return unusable_reason(path, SCHEMA_VERSION, clean_text(self.identity), problem)
@@ -417,6 +442,15 @@ class InsightCache:
             [("root", clean_text(self.identity)), ("fold", str(FOLD_VERSION)), ("created", str(time.time()))],
         )
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def reset(self, why: str) -> None:
+        """Replace a damaged cache file by an empty one (found damaged while in use); ``messages`` says why."""
+        self.messages.append(f"the statistics cache {self.path or '(in memory)'} is damaged ({why}); rebuilding it")
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+        if self.path is not None:
+            remove_cache_files(self.path)
+        self.path, self.conn = self._open(self.path)
 
     def reader(self) -> sqlite3.Connection:
         """A connection for reading on another thread (the same one for a cache kept in memory)."""
@@ -533,12 +567,38 @@ class InsightCache:
         self, entries: Sequence[ListedEntry] | None = None, progress: Callable[[CacheProgress], None] | None = None
     ) -> CacheReport:
         """Bring the cache up to date: sessions whose revision changed are read (``view``) and folded,
-        sessions gone from a full listing are removed.  ``entries``: just these (a watcher's rows)."""
+        sessions gone from a full listing are removed.  ``entries``: just these (a watcher's rows).
+
+        A cache file found damaged on the way is rebuilt (``reset``) and the update starts again on
+        the empty file; a fresh file that fails again is not damage of the old one: that propagates."""
+        try:
+            return await self._update(entries, progress)
+        except _Damaged as damaged:
+            self.reset(damage_text(damaged.error))
+        try:
+            return await self._update(entries, progress)
+        except _Damaged as damaged:
+            raise damaged.error from None
+
+    @contextlib.contextmanager
+    def _cache_io(self) -> Iterator[None]:
+        """Around a read or write of the cache file (not the engine's): its damage becomes ``_Damaged``."""
+        try:
+            yield
+        except DAMAGE_ERRORS as err:
+            if not is_damage(err):
+                raise
+            raise _Damaged(err) from err
+
+    async def _update(
+        self, entries: Sequence[ListedEntry] | None, progress: Callable[[CacheProgress], None] | None
+    ) -> CacheReport:
         started = time.perf_counter()
         self._cancel.clear()
         full = entries is None
         listing = list(await self.store.list_entries()) if entries is None else list(entries)
-        known = self.revisions()
+        with self._cache_io():
+            known = self.revisions()
         seen: set[str] = set()
         jobs: list[ListedEntry] = []
         for e in listing:
@@ -550,7 +610,8 @@ class InsightCache:
                 jobs.append(e)
         listed = {clean_text(s) for s in seen}
         removed = [sid for sid in known if sid not in listed] if full else []
-        self.remove(removed)
+        with self._cache_io():
+            self.remove(removed)
         computed = skipped = 0
         cancelled = False
         for n, entry in enumerate(jobs):
@@ -567,7 +628,8 @@ class InsightCache:
                 skipped += 1
                 continue
             if view.status == "missing":  # gone since the listing
-                self.remove([entry.session_id])
+                with self._cache_io():
+                    self.remove([entry.session_id])
                 continue
             if view.readable:
                 summary, stats = summarize(view)
@@ -576,7 +638,8 @@ class InsightCache:
                     replace(_entry_summary(entry, view.status, view.reason), revision=view.revision or entry.revision),
                     None,
                 )
-            self.put(summary, stats)
+            with self._cache_io():
+                self.put(summary, stats)
             computed += 1
             if progress is not None:
                 progress(CacheProgress(n + 1, len(jobs), entry.session_id))

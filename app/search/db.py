@@ -20,8 +20,11 @@ Why this layout (numbers from ``benchmarks/bench_search.py``):
 - Rows are deleted through ``docs`` (a trigger hands FTS5 the old text it needs to unindex them),
   by session through the ``docs_sid`` index.
 
-It is a cache: a file that is missing, not a database, from another schema version or another root
-is replaced by an empty one and ``messages`` says so; nothing here raises to the user for that.
+It is a cache: a file that is missing, not a database, from another schema version or another root,
+whose schema text is not exactly the one ``_SCHEMA`` creates, or whose session rows cannot be read
+(a bit flipped on disk) is replaced by an empty one and ``messages`` says so; nothing here raises to
+the user for that.  Damage met later, by a query or an indexing run, is healed the same way
+(``reset``; ``app.cache_db.is_damage`` says which errors are damage).
 When this SQLite has no trigram tokenizer the index has no ``fts`` table and every query is a
 ``LIKE`` scan of ``docs`` (``fts_problem`` says why; correct, only slower).
 
@@ -39,7 +42,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.cache_db import connect_cache, unusable_reason
+from app.cache_db import DAMAGE_ERRORS, connect_cache, damage_text, schema_problem, unusable_reason
 from app.cache_db import remove_cache_files as remove_index_files
 from app.search.cjk import bigram_words
 
@@ -254,8 +257,8 @@ class IndexDb:
                     messages.append(f"created the search index {path}")
                 return db
             return cls(conn, path, fts, messages)
-        except sqlite3.Error as err:  # cannot even create a fresh file there: keep the index in memory
-            messages.append(f"cannot write the search index {path} ({err}); the index is kept in memory")
+        except DAMAGE_ERRORS as err:  # cannot even create a fresh file there: keep the index in memory
+            messages.append(f"cannot write the search index {path} ({damage_text(err)}); the index is kept in memory")
             conn = sqlite3.connect(":memory:", check_same_thread=False)
             db = cls(conn, None, fts, messages)
             db._create(identity)
@@ -274,7 +277,11 @@ class IndexDb:
         def problem(conn: sqlite3.Connection, meta: dict[Any, Any]) -> str | None:
             if meta.get("fts") != ("1" if fts else "0"):
                 return "was built for another SQLite (with a different full-text support)"
-            conn.execute("SELECT count(*) FROM sessions").fetchone()
+            why = schema_problem(conn, _SCHEMA + (_FTS_SCHEMA if fts else ""), _writer)
+            if why is not None:
+                return why
+            # Every session row, decoded: the plan of every run reads them all (10,000 rows: ~20 ms).
+            conn.execute(f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions").fetchall()
             conn.execute("SELECT id, sid FROM docs ORDER BY id DESC LIMIT 1").fetchone()
             if fts:
                 conn.execute("SELECT rowid FROM fts WHERE fts MATCH 'abc' LIMIT 1").fetchone()

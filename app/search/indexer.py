@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -46,6 +45,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
+from app.cache_db import DAMAGE_ERRORS, damage_text, is_busy, is_damage
 from app.search.damaged import decode_damaged
 from app.search.db import IndexDb, IndexedSession, clean_text
 from app.search.extract import Batch, TailState, extract, header_row
@@ -68,6 +68,7 @@ COMMIT_SESSIONS = 200
 COMMIT_ROWS = 50_000
 COMMIT_SECONDS = 0.25
 READ_AHEAD = True  # read the next session on the engine's thread while this one is written
+MAX_RESETS_PER_RUN = 2  # a run rebuilds a damaged index file at most this often (then the error propagates)
 CLEAN_STATUSES = frozenset({"ok", "open-turn"})  # a read after which an append can be indexed by its tail alone
 
 # How a step dealt with a session (``IndexProgress.action``).
@@ -237,7 +238,15 @@ class Indexer:
         full = entries is None
         if entries is None:
             entries = await self.store.list_entries()
-        self._run = IndexRun(self, list(entries), full)
+        try:
+            self._run = IndexRun(self, list(entries), full)
+        except DAMAGE_ERRORS as err:
+            # The plan reads every session row: a flipped byte there is met now.  A fresh file is planned
+            # whole (a second failure is not damage of this file: it propagates).
+            if not is_damage(err):
+                raise
+            self.db.reset(self.identity, damage_text(err))
+            self._run = IndexRun(self, list(entries), full)
         return self._run
 
     async def update(
@@ -292,6 +301,7 @@ class IndexRun:
         self._group_sessions = 0
         self._group_rows = 0
         self._group_t0 = 0.0
+        self._resets = 0
         self.done = 0
         self._plan()
 
@@ -347,20 +357,11 @@ class IndexRun:
             action = await self._apply(job, await read)
         except IndexCancelled:
             return self._stop(job.entry.session_id)
-        except sqlite3.OperationalError as err:
-            if "locked" not in str(err) and "busy" not in str(err):
-                raise
+        except DAMAGE_ERRORS as err:
+            if not is_busy(err):
+                return self._heal(job, err)
             self.db.messages.append(f"{job.entry.session_id}: the index is busy ({err}); retried by the next run")
             action = SKIPPED
-        except sqlite3.DatabaseError as err:
-            # The index file broke under us: start again on a fresh one (every session is planned again).
-            self._drop_reads()
-            self.db.reset(self.indexer.identity, str(err))
-            self._count(SKIPPED)
-            self._group_sessions = self._group_rows = 0
-            self.done = 0
-            self._plan()
-            return self.progress(job.entry.session_id, SKIPPED)
         self._count(action)
         self.done += 1
         if self._next is None:
@@ -368,6 +369,20 @@ class IndexRun:
         else:
             self._maybe_commit()
         return self.progress(job.entry.session_id, action)
+
+    def _heal(self, job: _Job, err: BaseException) -> IndexProgress:
+        """The index file broke under us (a flipped byte met by a read or a write): start again on a fresh
+        one, every session planned again.  A fresh file that keeps breaking is not damage: it propagates."""
+        self._resets += 1
+        if self._resets > MAX_RESETS_PER_RUN:
+            raise err
+        self._drop_reads()
+        self.db.reset(self.indexer.identity, damage_text(err))
+        self._count(SKIPPED)
+        self._group_sessions = self._group_rows = 0
+        self.done = 0
+        self._plan()
+        return self.progress(job.entry.session_id, SKIPPED)
 
     def _stop(self, session_id: str | None) -> IndexProgress:
         self._cancelled = True

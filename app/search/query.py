@@ -29,7 +29,7 @@ window asks in two steps: ``search(count=False)`` reads only the rows it shows (
 word on 10,000 sessions) and ``count()`` the rest afterwards (30-100 ms), so the first results are on
 screen before the counting starts.
 
-May import: the standard library and ``app.search``'s own modules.
+May import: the standard library, ``app.cache_db`` (what counts as damage) and ``app.search``'s own modules.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.cache_db import DAMAGE_ERRORS, CacheDamaged, damage_text, is_busy
 from app.search.cjk import cjk_bigram
 from app.search.db import clean_text
 from app.search.extract import KINDS
@@ -63,6 +64,13 @@ PARAMS_PER_QUERY = 500  # ids bound per ``IN (...)`` statement (SQLite's limit i
 
 class SearchQueryError(ValueError):
     """A query that cannot be run: a syntax error, an unknown filter value.  The message says what to fix."""
+
+
+def _query_error(query: str, err: BaseException) -> None:
+    """Raise ``SearchQueryError`` when ``err`` is FTS5 refusing the query's text (not the file's damage)."""
+    text = str(err)
+    if isinstance(err, sqlite3.OperationalError) and (text.startswith("fts5:") or "malformed MATCH" in text):
+        raise SearchQueryError(f"cannot search for {query!r}: {text.removeprefix('fts5: ')}") from None
 
 
 # ---------------------------------------------------------------- the query language
@@ -578,7 +586,7 @@ class Searcher:
                 conn = sqlite3.connect(self.index_file, check_same_thread=False)
                 conn.execute(f"PRAGMA busy_timeout = {READ_BUSY_TIMEOUT_MS}")
                 conn.execute("PRAGMA query_only = 1")  # a reader: this connection never writes
-            except sqlite3.Error:
+            except DAMAGE_ERRORS:
                 return None
             _register(conn, self._trees)
             self._conn = conn
@@ -615,20 +623,17 @@ class Searcher:
             return self._search(conn, query, tree, filters, limit, per_session, t0, count)
         except SearchQueryError:
             raise
-        except sqlite3.OperationalError as err:
-            text = str(err)
-            if text.startswith("fts5:") or "malformed MATCH" in text:
-                raise SearchQueryError(f"cannot search for {query!r}: {text.removeprefix('fts5: ')}") from None
-            return self._unusable(query, text, t0)
-        except sqlite3.DatabaseError as err:
-            return self._unusable(query, str(err), t0)
+        except DAMAGE_ERRORS as err:
+            _query_error(query, err)
+            return self._unusable(query, err, t0)
 
-    def _unusable(self, query: str, why: str, t0: float) -> SearchResult:
-        if "no such table" in why or "malformed" in why or "not a database" in why or "corrupt" in why:
-            self.damaged = why
-            message = f"the search index is damaged ({why}); it is rebuilt by the next indexing run"
+    def _unusable(self, query: str, err: BaseException, t0: float) -> SearchResult:
+        """An empty result saying why; anything but a busy file is damage (``damaged``: rebuild it)."""
+        if is_busy(err):
+            message = f"the search index cannot be read now ({err})"
         else:
-            message = f"the search index cannot be read now ({why})"
+            self.damaged = damage_text(err)
+            message = f"the search index is damaged ({self.damaged}); it is rebuilt by the next indexing run"
         return SearchResult(query, "none", 0, 0, True, (), (time.perf_counter() - t0) * 1000, (message,))
 
     def count(self, query: str, filters: SearchFilters | None = None) -> HitCounts:
@@ -643,15 +648,13 @@ class Searcher:
         try:
             plan = self._plan(conn, tree, filters)
             sids = [r[0] for r in conn.execute(plan.sql("d.sid", SCAN_CAP), plan.params)]
-        except sqlite3.OperationalError as err:
-            text = str(err)
-            if text.startswith("fts5:") or "malformed MATCH" in text:
-                raise SearchQueryError(f"cannot search for {query!r}: {text.removeprefix('fts5: ')}") from None
+            per_sid = Counter(sids)
+            keys = _session_keys(conn, per_sid)
+        except DAMAGE_ERRORS as err:
+            _query_error(query, err)
+            if not is_busy(err):
+                self.damaged = damage_text(err)
             return HitCounts(0, 0, False, ())
-        except sqlite3.DatabaseError:
-            return HitCounts(0, 0, False, ())
-        per_sid = Counter(sids)
-        keys = _session_keys(conn, per_sid)
         per_key = tuple(sorted((keys[sid], n) for sid, n in per_sid.items() if sid in keys))
         return HitCounts(len(sids), len(per_sid), len(sids) < SCAN_CAP, per_key)
 
@@ -724,6 +727,8 @@ class Searcher:
         exact = len(rows) < cap
         per_sid = Counter(r[1] for r in rows)
         sessions = _sessions(conn, per_sid)
+        if len(sessions) != len(per_sid):  # a row naming a session the index does not hold: a flipped sid
+            raise CacheDamaged("an index row names a session the index does not hold")
         # Newest session first (its newest event), then the session id for a stable order.
         order_sids = sorted(per_sid, key=lambda s: (-(sessions[s][7] or 0), sessions[s][1]))
         by_sid: dict[int, list[tuple[int, int | None]]] = {}
@@ -740,6 +745,8 @@ class Searcher:
             picked[sid] = [d[0] for d in take]
             chosen.extend(d[0] for d in take)
         details = _docs(conn, chosen)
+        if len(details) != len(set(chosen)):
+            raise CacheDamaged("an index row vanished between two reads of one query")
         pattern = highlight_pattern(tree)
         groups = []
         for sid, ids in picked.items():

@@ -15,8 +15,9 @@ cached while an update goes on.  (A cache kept in memory has no other connection
 window awaits it with ``asyncio.wrap_future``.  ``cancel_update()`` stops a running update between
 two sessions (what is done stays cached).  Progress is a ``Progress`` record the window polls.
 
-May import: the standard library, ``app.insight``, ``runtime.worker_threads`` (``Progress``, ``lower_thread_priority``) and the
-public ``persistence`` package; never Qt.
+May import: the standard library, ``app.insight``, ``app.cache_db`` (what counts as damage),
+``runtime.worker_threads`` (``Progress``, ``lower_thread_priority``) and the public ``persistence``
+package; never Qt.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from app.cache_db import DAMAGE_ERRORS, damage_text, is_damage
 from app.gui.runtime.worker_threads import Progress, lower_thread_priority
 from app.insight import (
     CacheProgress,
@@ -164,8 +166,18 @@ class InsightWorker:
         return self.submit(self._call(take))
 
     async def _call(self, fn: Callable[[InsightCache], T]) -> T:
-        assert self.cache is not None
-        return fn(self.cache)
+        """``fn`` on the cache; a read that finds the file damaged (a flipped byte in a row only the
+        dashboard reads) rebuilds it, computes it again and asks once more (the messages say so)."""
+        cache = self.cache
+        assert cache is not None
+        try:
+            return fn(cache)
+        except DAMAGE_ERRORS as err:
+            if not is_damage(err):
+                raise
+            cache.reset(damage_text(err))
+        await self._update()
+        return fn(cache)
 
     def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
         """Stop the thread: a running update stops after its session, the cache and its store close."""
