@@ -1,9 +1,10 @@
 """The ``sessionscope`` command line: a table of verbs over any store ``open_store`` accepts.
 
 Layout: ``verbs`` (the table and one small handler per verb), ``render`` (each verb's ``--json`` and
-text output), ``results`` (values a verb hands its renderers), ``parser`` (argparse built from the
-table, argv id checks), ``output`` (writing that never crashes, the typed error shape), ``run``
-(``main``).  No Qt is imported unless the window is asked for.
+text output), ``results`` (values a verb hands its renderers), ``list_rows`` (``list``: every
+session as a row, a bad one included), ``parser`` (argparse built from the table, argv id checks,
+``--``, usage errors as typed errors), ``output`` (writing that never crashes, the typed error
+shape), ``run`` (``main``).  No Qt is imported unless the window is asked for.
 May import ``app.actions``, ``app.paths``, ``app.gui.launch`` (lazily) and the engine.
 """
 

@@ -170,8 +170,10 @@ def test_cli_list_and_verify_name_the_infinite_header(
     infinite_root: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     root, _compression, bad = infinite_root
+    # list shows it as one bad row too, and exits 1 as verify does (issue 21 item 7).
     code, out = cli_json(capsys, "list", str(root))
-    assert code == 0 and [h["id"] for h in out] == ["good", "zz"]
+    assert code == 1 and [h["id"] for h in out if "status" not in h] == ["good", "zz"]
+    assert [(h["id"], h["status"], h["path"]) for h in out if "status" in h] == [("bad", "corrupt", str(bad))]
     code, out = cli_json(capsys, "verify", str(root))
     assert code == 1 and out.get("rootError", "?") is None, out
     rows = {r["id"]: r for r in out["sessions"]}
