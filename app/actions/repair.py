@@ -21,6 +21,7 @@ May import the standard library, psutil, ``app.actions`` and the engine.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import errno
 import os
 import re
@@ -72,6 +73,9 @@ class RepairPreview:
     revision: str | None
     cut_rows: int | None = None  # how many event rows a SQLite repair deletes
     intact_after_damage: int = 0  # records after the damage that parse and would be cut with it
+    # What a quiet liveness verdict saw when the plan was made ("idle for 40 s — no harness process found;
+    # possibly crashed"): the window's dialog shows it for the user to confirm (``RepairPlan.idle_note``).
+    idle_note: str | None = None
 
     @property
     def repairable(self) -> bool:
@@ -257,6 +261,8 @@ async def plan_repair(
     verdict = None
     if assess and preview.repairable and preview.artifact is not None:
         verdict = await assess_session(store, preview, quiet_seconds=quiet_seconds, in_flight_seconds=in_flight_seconds)
+        if verdict.idle is not None:
+            preview = dataclasses.replace(preview, idle_note=verdict.idle)
     return RepairPlan(preview, verdict)
 
 

@@ -248,6 +248,9 @@ def test_dry_run_json_carries_the_verdict_with_every_signal(tmp_path: Path, caps
     assert liveness["reason"] == "; ".join(s["sentence"] for s in liveness["signals"])
 
     age_files(root)
+    plan = run(_plan(root))  # the window's plan: its preview carries the facts for the dialog
+    assert plan.idle_note is not None and plan.preview.idle_note == plan.idle_note
+    assert plan.idle_note.startswith("idle for ") and "no harness process found; possibly crashed" in plan.idle_note
     code, out, err = main_json(capsys, "repair", str(root), "s", "--dry-run")
     assert code == 0, err
     quiet = out["liveness"]

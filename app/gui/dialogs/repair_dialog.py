@@ -81,6 +81,14 @@ class RepairDialog(QDialog):
                 self.accept_loss = QCheckBox(f"Cut the {preview.intact_after_damage:,} intact record(s) anyway", self)
                 self.accept_loss.toggled.connect(self._update)
                 layout.addWidget(self.accept_loss)
+            if liveness is None and preview.idle_note is not None:
+                # Quiet is not crashed (issue 21 item 2): the facts, and that clicking Repair is the confirmation.
+                layout.addWidget(
+                    note(
+                        f"{html.escape(preview.idle_note)}. A long model call can be silent for minutes: repair only if "
+                        "no agent is still working on this session (repairing confirms that it crashed)."
+                    )
+                )
             if liveness is not None:
                 layout.addWidget(note(f"⚠ {html.escape(liveness)}", WARN))
                 self.override = QCheckBox("No agent is running this session: repair anyway", self)

@@ -132,8 +132,8 @@ def snapshot_banner(snap: SessionSnapshot, now: float | None = None) -> tuple[st
         age = snap.age(now)
         when = "" if age is None else f"last change {age:.0f} s ago; "
         text = (
-            f"<b>● live — a writer is active</b>{count}<br>The open turn is being written ({when}it counts as "
-            f"crashed after {snap.quiet_seconds:g} s without a change)."
+            f"<b>● live — a writer is active</b>{count}<br>The open turn is being written ({when}after "
+            f"{snap.quiet_seconds:g} s without a change it is shown as idle: possibly crashed, or a long silent call)."
         )
         if snap.closers_shown:
             text += (
@@ -145,7 +145,12 @@ def snapshot_banner(snap: SessionSnapshot, now: float | None = None) -> tuple[st
         return text, LIVE_STATUS
     head = BANNERS.get(snap.status, snap.status)
     if snap.status == "open-turn":
-        head = f"⚠ open turn: interrupted (no change for {snap.quiet_seconds:g} s: crashed)"
+        # Silence is not a crash (issue 21 item 2): a long model call writes nothing for minutes.  The repair
+        # dialog adds what the guard finds (a harness process or none) before anything is written.
+        head = (
+            f"⚠ open turn: interrupted or idle (no change for at least {snap.quiet_seconds:g} s): possibly crashed — "
+            "Repair … looks for a running agent first"
+        )
     text = f"<b>{html.escape(head)}</b>{count}"
     if snap.status != "ok":
         text += f" — {html.escape(snap.reason)}"
