@@ -2,9 +2,10 @@
 
 Each action is one job (a second one waits its turn: the user is told, nothing is queued).  The
 action opens its own writable store on the root for just as long as it runs, while the browser keeps
-its read-only one, calls the Qt-free ``plan_*`` of ``app.actions`` (reads only), asks in a dialog,
-and only then calls the matching ``execute_*`` with the user's choices: the same pair the command
-line calls, so the two cannot drift.  A rejected dialog or a cancelled job writes nothing.
+its read-only one, calls the Qt-free ``plan_*`` of ``app.actions`` (reads only), asks the user
+through the window's ``ActionPrompts`` (``controllers.prompts``: the window opens the dialog), and
+only then calls the matching ``execute_*`` with the user's choices: the same pair the command line
+calls, so the two cannot drift.  A rejected dialog or a cancelled job writes nothing.
 Afterwards the list rows it touched are re-scanned at once and the open session is reloaded.
 
 Our own writes are remembered (``app.actions.liveness.OWN_WRITES``, after the writing store has
@@ -16,8 +17,8 @@ Every engine call of an action (each plan and each execute, the backup check) ru
 window's collector pause (``runtime.collector``), never the wait for a dialog: the engine's own pause
 then nests inside ours and the window's policy stays the one owner of the collector.
 
-May import PySide6, ``app.actions``, ``app.paths``, the public ``persistence`` package and the window's
-runtime, models, dialogs and other controllers.
+May import PySide6.QtCore/QtGui, ``app.actions``, ``app.paths``, the public ``persistence`` package and the
+window's runtime, models and other controllers; never a dialog or QtWidgets (it asks through ``prompts``).
 """
 
 from __future__ import annotations
@@ -30,9 +31,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
 
 from app.actions import backups as backup_action
 from app.actions import copy_artifact as copy_action
@@ -41,9 +41,9 @@ from app.actions import repair as repair_action
 from app.actions import resume as resume_action
 from app.actions.artifacts import ArtifactRef
 from app.actions.liveness import OWN_WRITES
+from app.gui.controllers.prompts import COPY, TERMINAL, ActionPrompts, ResumeQuestion
 from app.gui.controllers.session_list import SessionListController
 from app.gui.controllers.session_loader import SessionLoader
-from app.gui.dialogs import ForkDialog, RepairDialog, RestoreDialog, ResumeDialog, await_dialog
 from app.gui.models.session_row import READABLE, SessionRow
 from app.gui.models.sessions import SessionListModel
 from app.gui.runtime.collector import collector_paused
@@ -74,7 +74,8 @@ class SessionActions(QObject):
     def __init__(
         self,
         *,
-        parent_widget: QWidget,
+        parent: QObject,
+        prompts: ActionPrompts,
         jobs: Jobs,
         controller: SessionListController,
         model: SessionListModel,
@@ -83,8 +84,8 @@ class SessionActions(QObject):
         select_session: Callable[[str], bool],
         show_header: Callable[[], None],
     ) -> None:
-        super().__init__(parent_widget)
-        self.parent_widget = parent_widget
+        super().__init__(parent)
+        self.prompts = prompts
         self.jobs = jobs
         self.controller = controller
         self.model = model
@@ -92,11 +93,21 @@ class SessionActions(QObject):
         self.settings = settings
         self.select_session = select_session
         self.show_header = show_header
-        self.dialog: QDialog | None = None  # the action dialog on screen (tests drive it)
-        self.error_box: QMessageBox | None = None
-        self.file_dialog: QFileDialog | None = None
         self.session_id: str | None = None  # the session the last action started on (View > Activity records it)
         self.repair_backups: dict[str, str] = {}  # session id -> the backup its last repair here made
+
+    # What the prompts show now (tests drive them): the action's dialog, the last error box, the file chooser.
+    @property
+    def dialog(self) -> Any:
+        return self.prompts.dialog
+
+    @property
+    def error_box(self) -> Any:
+        return self.prompts.error_box
+
+    @property
+    def file_dialog(self) -> Any:
+        return self.prompts.file_dialog
 
     # ------------------------------------------------------------ what is offered
 
@@ -152,13 +163,8 @@ class SessionActions(QObject):
             self._report("copy", "refused", "This session has no artifact file to copy.")
             return
         plan = copy_action.plan_copy(row.session_id, ref)
-        dlg = QFileDialog(self.parent_widget, "Copy the raw artifact to …")
-        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dlg.selectFile(os.path.join(home_dir(), plan.suggested_name))
-        dlg.fileSelected.connect(lambda path: self.copy_raw(row, path))
-        self.file_dialog = dlg
-        dlg.open()
+        suggested = os.path.join(home_dir(), plan.suggested_name)
+        self.prompts.ask_save_path("Copy the raw artifact to …", suggested, lambda path: self.copy_raw(row, path))
 
     def copy_raw(self, row: SessionRow, dest: str) -> asyncio.Task[Any] | None:
         return self._spawn("copy", self._copy_raw(row, dest), row)
@@ -175,7 +181,7 @@ class SessionActions(QObject):
         return self.jobs.spawn(self._guard(action, coro), name=f"{action} {row.session_id}", key="action")
 
     async def _guard(self, action: str, coro: Any) -> None:
-        """Typed failures become a message box and a ``done`` signal, never a lost task error."""
+        """Typed failures become a report to the user and a ``done`` signal, never a lost task error."""
         try:
             await coro
         except asyncio.CancelledError:
@@ -201,15 +207,13 @@ class SessionActions(QObject):
             self.message.emit(f"Previewing the repair of {row.session_id} …")
             with collector_paused():
                 plan = await repair_action.plan_repair(store, row.session_id, quiet_seconds=quiet)
-            dlg = RepairDialog(plan.preview, plan.objection, self.parent_widget)
-            code = await self._ask(dlg)
-            # The dialog goes at the next loop turn: read everything from it now.
-            copy_requested, force, accept_loss = dlg.copy_requested, dlg.force, dlg.loss_accepted
-            if copy_requested:
+            answer = await self.prompts.ask_repair(plan.preview, plan.objection)
+            force, accept_loss = answer.force, answer.accept_loss
+            if answer.copy_requested:
                 self.ask_copy_raw(row)
                 self.done.emit("repair", "cancelled", "copy the raw artifact instead")
                 return
-            if code != QDialog.DialogCode.Accepted or not plan.preview.repairable:
+            if not answer.accepted or not plan.preview.repairable:
                 self.done.emit("repair", "cancelled", "nothing was changed")
                 return
             self.message.emit(f"Repairing {row.session_id} …")
@@ -255,16 +259,11 @@ class SessionActions(QObject):
         async with writable_store(root) as store:
             with collector_paused():
                 plan = await backup_action.plan_restore(store, row.session_id, quiet_seconds=quiet)
-            dlg = RestoreDialog(
-                row.session_id,
-                list(plan.backups),
-                plan.liveness,
-                self.parent_widget,
-                preferred=self.repair_backups.get(row.session_id),
+            answer = await self.prompts.ask_restore(
+                row.session_id, list(plan.backups), plan.liveness, preferred=self.repair_backups.get(row.session_id)
             )
-            code = await self._ask(dlg)
-            chosen, force = dlg.chosen, dlg.force  # the dialog goes at the next loop turn
-            if code != QDialog.DialogCode.Accepted or chosen is None:
+            chosen, force = answer.chosen, answer.force
+            if chosen is None:
                 self.done.emit("restore", "cancelled", "nothing was changed")
                 return
             with collector_paused():
@@ -287,10 +286,8 @@ class SessionActions(QObject):
             # Planned first: the dialog's name field defaults to "<parent title> (fork after turn N)".
             with collector_paused():
                 plan = await fork_action.plan_fork(store, row.session_id, turn)
-            dlg = ForkDialog(plan, last_turn=turn is None, parent=self.parent_widget)
-            code = await self._ask(dlg)
-            title = dlg.title  # the dialog goes at the next loop turn: read it now
-            if code != QDialog.DialogCode.Accepted or not title:
+            title = await self.prompts.ask_fork_title(plan, last_turn=turn is None)
+            if not title:
                 self.done.emit("fork", "cancelled", "no session was created")
                 return
             with collector_paused():
@@ -320,20 +317,24 @@ class SessionActions(QObject):
                 plan = await resume_action.plan_resume(
                     store, row.session_id, self.settings.resume_template(), root=root, quiet_seconds=quiet
                 )
-            dlg = ResumeDialog(plan, parent=self.parent_widget)
-            checker = _LivenessRecheck(store, dlg, quiet)
+            checker = _LivenessRecheck(store, quiet)
             try:
-                code = await self._ask(dlg)
-                # The dialog is deleted at the next event-loop turn: read everything from it now.
-                command, force, confirmed, template = dlg.command, dlg.force, dlg.repair_confirmed, dlg.template.text()
-                plan = dlg.plan.with_template(template)  # with the guard's latest verdict
+                answer = await self.prompts.ask_resume(plan, checker.start)
             finally:
                 await checker.stop()
-            if code not in (ResumeDialog.TERMINAL, ResumeDialog.COPY) or command is None:
+            code, command, force, confirmed, template = (
+                answer.choice,
+                answer.command,
+                answer.force,
+                answer.repair_confirmed,
+                answer.template,
+            )
+            plan = answer.plan  # with the guard's latest verdict
+            if code not in (TERMINAL, COPY) or command is None:
                 self.done.emit("resume", "cancelled", "nothing was changed")
                 return
             self.settings.set_resume_template(template)
-            if code == ResumeDialog.COPY and not plan.repair_on_copy(repair_confirmed=confirmed, force=force):
+            if code == COPY and not plan.repair_on_copy(repair_confirmed=confirmed, force=force):
                 # Copying writes nothing: no guard, no repair, no store call.
                 QGuiApplication.clipboard().setText(command.text)
                 note = " (nothing was written: the session needs repair first)" if plan.needs_repair else ""
@@ -347,7 +348,7 @@ class SessionActions(QObject):
                     plan,
                     repair_confirmed=confirmed,
                     force=force,
-                    open_terminal=code == ResumeDialog.TERMINAL,
+                    open_terminal=code == TERMINAL,
                     quiet_seconds=quiet,
                 )
         repaired = "" if outcome.backup is None else f" (repaired first; backup at {outcome.backup})"
@@ -380,14 +381,6 @@ class SessionActions(QObject):
 
     # ------------------------------------------------------------ plumbing
 
-    async def _ask(self, dlg: QDialog) -> int:
-        self.dialog = dlg
-        try:
-            return await await_dialog(dlg)
-        finally:
-            self.dialog = None
-            dlg.deleteLater()
-
     async def _refresh(self, row: SessionRow, *, reopen: bool) -> None:
         """Our own write: re-list the row now (not at the next watch event) and reload it if it is open."""
         await self.controller.rescan([os.path.dirname(row.path)] if row.path and self.controller.is_jsonl else [])
@@ -396,45 +389,34 @@ class SessionActions(QObject):
             self.loader.reopen(fresh)
 
     def _report(self, action: str, outcome: str, text: str) -> None:
-        box = QMessageBox(
-            QMessageBox.Icon.Warning,
-            f"{action.capitalize()} — {outcome}",
-            text,
-            QMessageBox.StandardButton.Close,
-            self.parent_widget,
-        )
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.error_box = box
-        box.open()
+        self.prompts.report(f"{action.capitalize()} — {outcome}", text)
         self.message.emit(text)
         self.done.emit(action, outcome, text)
 
 
 class _LivenessRecheck:
-    """Answers the resume dialog's ``recheck_requested`` with a fresh guard verdict, one check at a time."""
+    """Answers the resume question's re-check requests with a fresh guard verdict, one check at a time."""
 
-    def __init__(self, store: CoordinatedPersistence, dlg: ResumeDialog, quiet_seconds: float) -> None:
+    def __init__(self, store: CoordinatedPersistence, quiet_seconds: float) -> None:
         self.store = store
-        self.dlg = dlg
         self.quiet_seconds = quiet_seconds
         self.task: asyncio.Task[Any] | None = None
         self.stopped = False
-        dlg.recheck_requested.connect(self.start)
 
-    def start(self) -> None:
+    def start(self, question: ResumeQuestion) -> None:
         if self.stopped or (self.task is not None and not self.task.done()):
             return  # the previous check is still running (a slow process scan): skip this tick
-        self.task = asyncio.ensure_future(self._check())
+        self.task = asyncio.ensure_future(self._check(question))
 
-    async def _check(self) -> None:
+    async def _check(self, question: ResumeQuestion) -> None:
         try:
             with collector_paused():
-                fresh = await resume_action.recheck_liveness(self.store, self.dlg.plan, quiet_seconds=self.quiet_seconds)
+                fresh = await resume_action.recheck_liveness(self.store, question.plan, quiet_seconds=self.quiet_seconds)
         except (SessionPersistenceError, OSError, sqlite3.Error) as err:
             log.warning("re-checking the liveness guard failed: %s", err)  # the last verdict stands
             return
         if not self.stopped:
-            self.dlg.set_plan(fresh)
+            question.set_plan(fresh)
 
     async def stop(self) -> None:
         """Before the store closes: no check may still be using it."""

@@ -1,19 +1,44 @@
 """One session of the list: what the header listing knows at once, and the details filled in later.
 
 A plain value module (no Qt, no I/O): the list model shows these rows, the controllers build and
-update them, and worker processes send back ``Details``.  May import the standard library only
-(``FoundArtifact`` for type hints).
+update them, and worker processes send back ``Details``.  May import the standard library only:
+the runtime imports this module (its workers send ``Details`` back), so a row is made from anything
+shaped like the root scan's ``FoundArtifact`` (``ListedArtifact``) rather than by importing it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # the listing's value; a type hint only, so this module stays free of runtime imports
-    from app.gui.runtime.root_scan import FoundArtifact
+from typing import Any, Protocol
 
 READABLE = ("ok", "open-turn", "torn-tail")  # statuses whose events can be shown (a crash is closed in memory)
+
+
+class ListedArtifact(Protocol):
+    """What a row is made from: the fields of the root scan's ``FoundArtifact`` (read-only)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def project(self) -> str: ...
+    @property
+    def meta(self) -> dict[str, Any] | None: ...
+    @property
+    def path(self) -> str | None: ...
+    @property
+    def compression(self) -> str | None: ...
+    @property
+    def size(self) -> int | None: ...
+    @property
+    def mtime_ns(self) -> int | None: ...
+    @property
+    def revision(self) -> str | None: ...
+    @property
+    def problem(self) -> str | None: ...
+    @property
+    def problem_status(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +72,7 @@ class SessionRow:
     # ------------------------------------------------------------ factories
 
     @classmethod
-    def from_artifact(cls, a: FoundArtifact) -> SessionRow:
+    def from_artifact(cls, a: ListedArtifact) -> SessionRow:
         return cls(
             a.key,
             a.session_id,

@@ -1,7 +1,7 @@
 """Going to one event: a search hit, a link, a find match, back and forward, and copying a link to it.
 
 ``go_to(place)`` selects the session in the list (the loader opens it, as a click would), waits for
-its first view (``MainWindow.session_opened``), then expands the timeline to the event, selects it,
+its first view (the context's ``session_opened``), then expands the timeline to the event, selects it,
 and lets the timeline<->raw sync select the event's raw line.  An event the timeline does not show
 (a log the engine refuses has no timeline) is selected in the Raw tab instead.  A session already
 open and loaded is navigated at once.
@@ -12,24 +12,20 @@ Back / forward (``controllers.event_history``) record jumps, not every row the a
 the pane's own handler runs first, as it was connected first) and is the raw lines' context menu;
 it copies the ``sessionscope://`` URL and the command line (``app.links``).
 
-May import: PySide6, the window's views and models (through the window), ``controllers.event_history``
-and ``app.links``.
+May import: PySide6, the window's views and models (through its ``WindowContext``),
+``controllers.event_history`` and ``app.links``; never ``window.main_window``.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView, QMenu
 
 from app.gui.controllers.event_history import EventHistory, Place
-from app.gui.window.menus import TAB_HEADER, TAB_RAW, TAB_TIMELINE
+from app.gui.window.context import WindowContext
+from app.gui.window.tabs import HEADER, RAW, TIMELINE
 from app.links import EventLink
-
-if TYPE_CHECKING:
-    from app.gui.window.main_window import MainWindow
 
 LINK_MESSAGE_MS = 8000
 
@@ -37,8 +33,8 @@ LINK_MESSAGE_MS = 8000
 class EventNavigator(QObject):
     link_copied = Signal(str, str)  # the status line ("Copied a link to event seq 41: …"), the session id
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: WindowContext) -> None:
+        super().__init__(window.qwindow)
         self.w = window
         self.history = EventHistory()
         self.pending: Place | None = None  # where to go once the session's first view is in
@@ -109,7 +105,7 @@ class EventNavigator(QObject):
             row = w.session_model.find_id(place.session_id)
         if row is None:
             self.pending = None
-            w.statusBar().showMessage(f"Session {place.session_id} is not in this root (any more)", 10_000)
+            w.show_status(f"Session {place.session_id} is not in this root (any more)", 10_000)
             return False
         self.pending = Place(row.key, row.session_id, place.seq)
         cur = w.loader.current
@@ -136,23 +132,23 @@ class EventNavigator(QObject):
             return
         w = self.w
         if p.seq is None:
-            w.show_tab(TAB_HEADER)
+            w.show_tab(HEADER)
             self.last_landed = p
             return
         idx = w.timeline_model.index_for_seq(p.seq)  # loads older blocks when the event is above them
         line = w.raw_model.text.line_for_seq(p.seq)
         if idx.isValid():
-            w.tabs.setCurrentIndex(TAB_TIMELINE)
+            w.content_tabs.show(TIMELINE)
             self._select_timeline(idx)
             if line >= 0 and w.raw_pane.current_line() != line:
                 w.raw_pane.select_line(line)  # the sync did not run (the row was already current)
             if line >= 0:
                 w.raw_pane.show_line(line)  # scrolled again when the Raw tab is next shown
         elif line >= 0:
-            w.tabs.setCurrentIndex(TAB_RAW)
+            w.content_tabs.show(RAW)
             w.raw_pane.select_line(line)
         else:
-            w.statusBar().showMessage(f"Event seq {p.seq} is not in session {p.session_id}'s timeline or raw text", 10_000)
+            w.show_status(f"Event seq {p.seq} is not in session {p.session_id}'s timeline or raw text", 10_000)
             return
         self.last_landed = p
 
@@ -175,10 +171,10 @@ class EventNavigator(QObject):
         seqs = w.raw_model.text.seqs_of_line(line)
         if record and cur is not None:
             self.history.jump(self.here(), Place(cur.key, cur.row.session_id, None if seqs is None else seqs[0]))
-        if w.tabs.currentIndex() == TAB_HEADER:
-            w.tabs.setCurrentIndex(TAB_TIMELINE)
+        if w.content_tabs.current() == HEADER:
+            w.content_tabs.show(TIMELINE)
         w.raw_pane.select_line(line)
-        if w.tabs.currentIndex() != TAB_RAW:
+        if w.content_tabs.current() != RAW:
             w.raw_pane.show_line(line)
             node = w.timeline_pane.current_node()
             if node is not None:
@@ -202,13 +198,13 @@ class EventNavigator(QObject):
             seq = self.selected_seq()
         link = self.link_for(seq)
         if link is None:
-            self.w.statusBar().showMessage("Open a session first: a link points at one of its events", LINK_MESSAGE_MS)
+            self.w.show_status("Open a session first: a link points at one of its events", LINK_MESSAGE_MS)
             return None
         text = link.clipboard_text()
         QGuiApplication.clipboard().setText(text)
         what = f"event seq {seq}" if seq is not None else "the session"
         message = f"Copied a link to {what}: {link.url()}"
-        self.w.statusBar().showMessage(message, LINK_MESSAGE_MS)
+        self.w.show_status(message, LINK_MESSAGE_MS)
         self.link_copied.emit(message, link.session)
         return text
 

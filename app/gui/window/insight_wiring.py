@@ -1,9 +1,10 @@
 """The window's statistics features, wired in one place: the Stats tab, View > Dashboard, View > Lineage
 (and Compare with parent), File > Export… and Settings > Model prices….
 
-``install(window)`` builds them after the window's own views and menus: it adds the Stats tab beside
-Header / Timeline / Raw, its entries to the File and View menus and a Settings menu, and a progress
-panel to the status bar, so ``MainWindow`` only calls it and awaits ``close()``.  What each part does
+Built from the window's ``WindowContext`` (registered in ``window.features``) after the window's own
+views and menus: it adds the Stats tab (key ``STATS``) beside Header / Timeline / Raw, its entries to
+the File and View menus and a Settings menu, and progress panels to the status bar; the window only
+awaits ``close()``.  What each part does
 lives in its own module: ``controllers.insight`` (session stats, the root's cache, lineage, compare),
 ``controllers.session_export`` (the export job), ``views.stats_pane`` / ``views.charts`` (widgets),
 ``dialogs.*_dialog`` (the dashboard, lineage, compare, export and prices dialogs).
@@ -12,18 +13,19 @@ The Stats tab folds the open session only while it is shown (a session opened wi
 front costs nothing); the root's cache is made when the dashboard or the lineage is first opened.
 
 May import: every ``app.gui`` package (it wires controllers to views, as the window does), ``app.insight``
-(values) and ``app.paths``.
+(values), ``app.activity`` and ``app.paths``; never ``window.main_window`` (it is handed a ``WindowContext``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QMessageBox
 
+from app.activity import ActivityLog
 from app.gui.controllers.insight import Comparison, InsightController, SessionInsight
 from app.gui.controllers.session_export import SessionExport
 from app.gui.dialogs.compare_dialog import CompareDialog
@@ -36,29 +38,18 @@ from app.gui.models.session_row import READABLE, SessionRow
 from app.gui.runtime.worker_threads import Progress
 from app.gui.views.progress_panel import ProgressPanel
 from app.gui.views.stats_pane import StatsPane
-from app.gui.window.menus import TAB_TIMELINE
+from app.gui.window.context import WindowContext
+from app.gui.window.tabs import TIMELINE
 from app.insight import CacheReport, Lineage, RootFilter, RootTotals, SessionInfo
 from app.paths import home_dir
 
-if TYPE_CHECKING:
-    from app.gui.window.main_window import MainWindow
-
-TAB_STATS = 3  # after Header / Timeline / Raw
+STATS = "stats"  # the Stats tab's key (after Header / Timeline / Raw)
 STATUS_MS = 15_000
 GROWTH_REFOLD_MS = 1000  # a live session's appends fold the Stats tab again at most this often
 STATS_KEY = "Ctrl+4"
 EXPORT_KEY = "Ctrl+E"
 DASHBOARD_KEY = "Ctrl+Shift+D"
 LINEAGE_KEY = "Ctrl+Shift+T"
-
-
-def find_menu(window: MainWindow, title: str) -> QMenu | None:
-    """The menu bar's menu titled ``title`` (ampersands ignored)."""
-    for action in window.menuBar().actions():
-        menu = action.menu()
-        if isinstance(menu, QMenu) and action.text().replace("&", "") == title:
-            return menu
-    return None
 
 
 def row_info(row: SessionRow) -> SessionInfo:
@@ -83,19 +74,21 @@ def row_info(row: SessionRow) -> SessionInfo:
 
 
 class InsightFeatures(QObject):
-    def __init__(self, window: MainWindow, *, cache_dir: str | None = None, prices_file: str | None = None) -> None:
+    def __init__(self, ctx: WindowContext, *, cache_dir: str | None = None, prices_file: str | None = None) -> None:
+        window = ctx.qwindow
         super().__init__(window)
-        self.w = window
-        self.controller = InsightController(window.jobs, cache_dir=cache_dir, prices_file=prices_file, parent=self)
-        self.exporter = SessionExport(window.jobs, self)
+        self.w = ctx
+        self.win = window  # the parent of this feature's dialogs and actions
+        self.controller = InsightController(ctx.jobs, cache_dir=cache_dir, prices_file=prices_file, parent=self)
+        self.exporter = SessionExport(ctx.jobs, self)
         self.pane = StatsPane(window)
-        self.tab_index = window.tabs.addTab(self.pane, "Stats")
+        ctx.content_tabs.add(STATS, self.pane, "Stats")
         self.progress = ProgressPanel(window)
         self.progress.button.setToolTip("Stop computing statistics: sessions done so far stay cached")
-        window.statusBar().addPermanentWidget(self.progress)
+        ctx.add_status_widget(self.progress)
         self.export_progress = ProgressPanel(window)
         self.export_progress.button.hide()  # an export cannot stop half-way (controllers.session_export)
-        window.statusBar().addPermanentWidget(self.export_progress)
+        ctx.add_status_widget(self.export_progress)
         self.dashboard: DashboardDialog | None = None
         self.lineage: LineageDialog | None = None
         self.compare_dialog: CompareDialog | None = None
@@ -114,15 +107,19 @@ class InsightFeatures(QObject):
         self._build_menus()
         self._connect()
 
+    @property
+    def tab_index(self) -> int:
+        """Where the Stats tab is now (looked up by its key)."""
+        return self.w.content_tabs.index(STATS)
+
     # ------------------------------------------------------------ construction
 
     def _action(self, text: str, slot: Any, key: str | None = None) -> QAction:
-        act = QAction(text, self.w)
+        act = QAction(text, self.win)
         if key:
             act.setShortcut(QKeySequence(key))
         act.triggered.connect(lambda _c=False: slot())
-        self.w.addAction(act)
-        return act
+        return self.w.menus.add_shortcut(act)
 
     def _build_menus(self) -> None:
         w = self.w
@@ -133,11 +130,11 @@ class InsightFeatures(QObject):
         self.lineage_action = self._action("&Lineage …", self.open_lineage, LINEAGE_KEY)
         self.compare_action = self._action("&Compare with parent …", self.compare_current)
         self.prices_action = self._action("Model &prices …", self.edit_prices)
-        file_menu = find_menu(w, "File")
+        file_menu = w.menus.menu("File")
         if file_menu is not None:
             file_menu.insertAction(w.menus.quit, self.export_action)
             file_menu.insertSeparator(w.menus.quit)
-        view_menu = find_menu(w, "View")
+        view_menu = w.menus.menu("View")
         if view_menu is not None:
             raw_entry = next((a for a in view_menu.actions() if a.text().replace("&", "") == "Raw"), None)
             after = view_menu.actions()[view_menu.actions().index(raw_entry) + 1] if raw_entry is not None else None
@@ -148,10 +145,10 @@ class InsightFeatures(QObject):
             view_menu.addSeparator()
             for a in (self.dashboard_action, self.lineage_action, self.compare_action):
                 view_menu.addAction(a)
-        bar = w.menuBar()
-        self.settings_menu = QMenu("Se&ttings", w)
+        bar = self.win.menuBar()
+        self.settings_menu = QMenu("Se&ttings", self.win)
         self.settings_menu.addAction(self.prices_action)
-        help_menu = find_menu(w, "Help")
+        help_menu = w.menus.menu("Help")
         if help_menu is not None:
             bar.insertMenu(help_menu.menuAction(), self.settings_menu)
         else:
@@ -164,19 +161,19 @@ class InsightFeatures(QObject):
         ld.opened.connect(self._session_opening)
         ld.loaded.connect(self._session_loaded)
         ld.grew.connect(self._session_grew)
-        w.tabs.currentChanged.connect(self._tab_changed)
+        w.content_tabs.widget.currentChanged.connect(self._tab_changed)
         w.list_pane.session_selected.connect(lambda _k: self.update_actions())
         w.controller.listing_finished.connect(self._listed)
         w.controller.session_removed.connect(self._removed)
         self.pane.turn_clicked.connect(self.select_turn)
-        self.pane.chart_saved.connect(lambda path: w.statusBar().showMessage(f"Saved the chart to {path}", STATUS_MS))
+        self.pane.chart_saved.connect(lambda path: w.show_status(f"Saved the chart to {path}", STATUS_MS))
         c.stats_ready.connect(self._stats_ready)
         c.totals_ready.connect(self._totals_ready)
         c.lineage_ready.connect(self._lineage_ready)
         c.comparison_ready.connect(self._comparison_ready)
         c.cache_updated.connect(self._cache_updated)
         c.failed.connect(self._failed)
-        c.message.connect(lambda m: w.statusBar().showMessage(m, STATUS_MS))
+        c.message.connect(lambda m: w.show_status(m, STATUS_MS))
         c.progress_started.connect(self._progress_started)
         c.progress_finished.connect(self._progress_finished)
         self.progress.cancel_requested.connect(c.cancel_update)
@@ -184,6 +181,8 @@ class InsightFeatures(QObject):
         ex.progress_started.connect(self.export_progress.track)
         ex.progress_finished.connect(self.export_progress.untrack)
         ex.done.connect(self._export_done)
+        activity: ActivityLog = w.activity
+        ex.done.connect(lambda outcome, message, _path: activity.record("export", outcome, message, session=ex.session_id))
 
     def update_actions(self) -> None:
         row = self.w.current_row()
@@ -195,7 +194,7 @@ class InsightFeatures(QObject):
     # ------------------------------------------------------------ the Stats tab
 
     def show_stats_tab(self) -> None:
-        self.w.tabs.setCurrentIndex(self.tab_index)
+        self.w.content_tabs.show(STATS)
         self.pane.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def _session_opening(self, _cur: Any) -> None:
@@ -206,16 +205,16 @@ class InsightFeatures(QObject):
 
     def _session_loaded(self, _key: str) -> None:
         self._dirty = True
-        if self.w.tabs.currentIndex() == self.tab_index:
+        if self.w.content_tabs.current() == STATS:
             self.refresh_stats()
 
     def _session_grew(self, _key: str) -> None:
         self._dirty = True
-        if self.w.tabs.currentIndex() == self.tab_index and not self._refold.isActive():
+        if self.w.content_tabs.current() == STATS and not self._refold.isActive():
             self._refold.start()
 
     def _tab_changed(self, index: int) -> None:
-        if index == self.tab_index and self._dirty:
+        if self.w.content_tabs.key_at(index) == STATS and self._dirty:
             self.refresh_stats()
 
     def refresh_stats(self) -> None:
@@ -254,11 +253,11 @@ class InsightFeatures(QObject):
         tl = self.w.timeline_model
         idx = tl.index_for_seq(seq)
         if not idx.isValid():
-            self.w.statusBar().showMessage(f"The timeline has no turn starting at event {seq}", STATUS_MS)
+            self.w.show_status(f"The timeline has no turn starting at event {seq}", STATUS_MS)
             return False
         while idx.parent().isValid():
             idx = idx.parent()
-        self.w.show_tab(TAB_TIMELINE)
+        self.w.show_tab(TIMELINE)
         self.w.timeline_pane.select_index(QModelIndex(idx))
         return True
 
@@ -310,7 +309,7 @@ class InsightFeatures(QObject):
         if self.lineage is not None and self.lineage.isVisible():
             self.request_lineage()
         if report.computed:
-            self.w.statusBar().showMessage(
+            self.w.show_status(
                 f"Statistics: {report.computed:,} session(s) computed, {report.unchanged:,} unchanged "
                 f"({report.seconds:.1f} s)" + (" — stopped" if report.cancelled else ""),
                 STATUS_MS,
@@ -318,7 +317,7 @@ class InsightFeatures(QObject):
 
     def _failed(self, what: str, message: str) -> None:
         text = f"{what.capitalize()}: {message}"
-        self.w.statusBar().showMessage(text, STATUS_MS)
+        self.w.show_status(text, STATUS_MS)
         if what == "dashboard" and self.dashboard is not None:
             self.dashboard.show_message(text)
         elif what == "lineage" and self.lineage is not None:
@@ -336,7 +335,7 @@ class InsightFeatures(QObject):
     def _root_or_say(self) -> str | None:
         opened = self.w.controller.opened
         if opened is None:
-            self.w.statusBar().showMessage("Open a session root first", STATUS_MS)
+            self.w.show_status("Open a session root first", STATUS_MS)
             return None
         self.controller.set_root(opened.path)
         return opened.path
@@ -347,7 +346,7 @@ class InsightFeatures(QObject):
         if self._root_or_say() is None:
             return None
         if self.dashboard is None:
-            d = self.dashboard = DashboardDialog(self.w)
+            d = self.dashboard = DashboardDialog(self.win)
             d.filter_changed.connect(self._filter_changed)
             d.session_requested.connect(self.open_session)
             d.refresh_requested.connect(lambda: self._refresh_root(totals=False))
@@ -378,7 +377,7 @@ class InsightFeatures(QObject):
 
     def open_session(self, session_id: str) -> None:
         if not self.w.select_session(session_id):
-            self.w.statusBar().showMessage(f"Session {session_id} is not in the list (any more)", STATUS_MS)
+            self.w.show_status(f"Session {session_id} is not in the list (any more)", STATUS_MS)
 
     # ------------------------------------------------------------ lineage and compare
 
@@ -386,7 +385,7 @@ class InsightFeatures(QObject):
         if self._root_or_say() is None:
             return None
         if self.lineage is None:
-            d = self.lineage = LineageDialog(self.w)
+            d = self.lineage = LineageDialog(self.win)
             d.session_requested.connect(self.open_session)
             d.compare_requested.connect(self.compare)
             d.refresh_requested.connect(lambda: self._refresh_root(totals=False))
@@ -414,7 +413,7 @@ class InsightFeatures(QObject):
         row = self.w.current_row()
         seed = row.header("seedLength") if row is not None else None
         if row is None or row.parent_id is None or not isinstance(seed, int):
-            self.w.statusBar().showMessage("The open session is not a fork", STATUS_MS)
+            self.w.show_status("The open session is not a fork", STATUS_MS)
             return
         parent = self.w.session_model.find_id(row.parent_id)
         self.compare(row.session_id, row.parent_id, seed, (row.title, parent.title if parent is not None else None))
@@ -424,7 +423,7 @@ class InsightFeatures(QObject):
         if opened is None:
             return None
         if self.compare_dialog is None:
-            self.compare_dialog = CompareDialog(self.w)
+            self.compare_dialog = CompareDialog(self.win)
         d = self.compare_dialog
         d.show_message(f"Comparing {fork_id} with its parent {parent_id} …")
         d.show()
@@ -443,12 +442,12 @@ class InsightFeatures(QObject):
         row = self.w.current_row()
         root = self.w.controller.root
         if row is None or root is None:
-            self.w.statusBar().showMessage("Open a session to export it", STATUS_MS)
+            self.w.show_status("Open a session to export it", STATUS_MS)
             return
         self.w.jobs.spawn(self._ask_export(row, root), name="export dialog", key="export-dialog")
 
     async def _ask_export(self, row: SessionRow, root: str) -> None:
-        dlg = ExportDialog(row.session_id, self.export_folder, parent=self.w)
+        dlg = ExportDialog(row.session_id, self.export_folder, parent=self.win)
         self.export_dialog = dlg
         try:
             code = await await_dialog(dlg)
@@ -463,19 +462,19 @@ class InsightFeatures(QObject):
 
     def _export_done(self, outcome: str, message: str, _path: str) -> None:
         if outcome == "done":
-            self.w.statusBar().showMessage(message, STATUS_MS)
+            self.w.show_status(message, STATUS_MS)
             return
-        box = QMessageBox(QMessageBox.Icon.Warning, "Export failed", message, QMessageBox.StandardButton.Close, self.w)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Export failed", message, QMessageBox.StandardButton.Close, self.win)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.error_box = box
         box.open()
-        self.w.statusBar().showMessage(f"Export failed: {message}", STATUS_MS)
+        self.w.show_status(f"Export failed: {message}", STATUS_MS)
 
     # ------------------------------------------------------------ prices
 
     def edit_prices(self) -> PricesDialog:
         known = [m.key for m in self.last_insight.stats.models] if self.last_insight is not None else []
-        dlg = PricesDialog(self.controller.prices_location, known, self.w)
+        dlg = PricesDialog(self.controller.prices_location, known, self.win)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.accepted.connect(self._prices_saved)
         dlg.destroyed.connect(lambda _o=None: setattr(self, "prices_dialog", None))
@@ -485,9 +484,9 @@ class InsightFeatures(QObject):
 
     def _prices_saved(self) -> None:
         self.controller.prices_changed()
-        self.w.statusBar().showMessage(f"Saved the price table to {self.controller.prices_location}", STATUS_MS)
+        self.w.show_status(f"Saved the price table to {self.controller.prices_location}", STATUS_MS)
         self._dirty = True
-        if self.w.tabs.currentIndex() == self.tab_index:
+        if self.w.content_tabs.current() == STATS:
             self.refresh_stats()
         if self.dashboard is not None and self.dashboard.isVisible():
             self.controller.request_totals(self.dashboard.current_filter())
@@ -501,9 +500,4 @@ class InsightFeatures(QObject):
         await self.controller.close()
 
 
-def install(window: MainWindow, *, cache_dir: str | None = None, prices_file: str | None = None) -> InsightFeatures:
-    """Add the statistics features to ``window`` (its views, menus and status bar must exist)."""
-    return InsightFeatures(window, cache_dir=cache_dir, prices_file=prices_file)
-
-
-__all__ = ["TAB_STATS", "InsightFeatures", "find_menu", "install", "row_info"]
+__all__ = ["STATS", "InsightFeatures", "row_info"]

@@ -1,27 +1,26 @@
 """Keyboard-first features and the Activity panel, wired in one place (issue 16).
 
-``install(window)`` runs after the window's menus, search and statistics features exist, and adds:
+Built from the window's ``WindowContext`` (registered last in ``window.features``: the palette lists
+every action, the search and statistics ones too), it adds:
 
 * the command palette (View > Command palette, Ctrl+Shift+P: ``dialogs.command_palette``) and the
   generated keyboard shortcuts (Help > Keyboard shortcuts, F1 or ``?``: ``dialogs.shortcuts_dialog``,
   opened by ``window.menus``);
 * the focus ring on the focused pane (``views.focus_ring``);
-* View > Activity (Ctrl+Shift+A): a dock listing every action's result with its time, fed from the
-  signals the actions already emit (``SessionActions.done``, ``SessionExport.done``, ``Jobs.failed``,
-  ``EventNavigator.link_copied``, ``SessionListPane.ids_copied``);
+* View > Activity (Ctrl+Shift+A): a dock showing the window's ``ActivityLog`` (every action's result
+  with its time); this module records the session actions (``SessionActions.done``), failed jobs and
+  copied session ids, and each other feature records its own (export, copy link);
 * View > Timeline legend (also the "Legend" button beside the content tabs);
 * File > Reset the demo root …: rebuild it after a confirmation, then reopen it.
 
-So ``MainWindow`` only calls ``install`` once.
-
 May import: every ``app.gui`` package (it wires controllers to views, as the window does),
-``app.activity``, ``app.demo`` and ``app.paths``.
+``app.activity``, ``app.demo`` and ``app.paths``; never ``window.main_window`` or another feature.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -37,11 +36,8 @@ from app.gui.runtime.worker_threads import Progress
 from app.gui.views.activity_panel import ActivityPanel
 from app.gui.views.focus_ring import FocusRing
 from app.gui.views.timeline_legend import TimelineLegend
-from app.gui.window.insight_wiring import find_menu
+from app.gui.window.context import WindowContext
 from app.paths import demo_root_path
-
-if TYPE_CHECKING:
-    from app.gui.window.main_window import MainWindow
 
 ACTIVITY_KEY = "Ctrl+Shift+A"
 LIST_KEY = "Ctrl+L"  # the list itself (Ctrl+F is its filter, Ctrl+1…4 the content tabs)
@@ -54,10 +50,12 @@ RESET_ACTION = "reset demo root"
 
 
 class KeyboardFeatures(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, ctx: WindowContext) -> None:
+        window = ctx.qwindow
         super().__init__(window)
-        self.w = window
-        self.activity = ActivityLog()
+        self.w = ctx
+        self.win = window
+        self.activity: ActivityLog = ctx.activity
         self.activity_model = ActivityModel(self.activity, self)
         self.activity_panel = ActivityPanel(self.activity_model, window)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.activity_panel)
@@ -73,14 +71,13 @@ class KeyboardFeatures(QObject):
     # ------------------------------------------------------------ construction
 
     def _action(self, text: str, slot: Any, key: str | None = None, tip: str = "") -> QAction:
-        act = QAction(text, self.w)
+        act = QAction(text, self.win)
         if key:
             act.setShortcut(QKeySequence(key))
         if tip:
             act.setToolTip(tip)
         act.triggered.connect(lambda _c=False: slot())
-        self.w.addAction(act)
-        return act
+        return self.w.menus.add_shortcut(act)
 
     def _build_actions(self) -> None:
         w = self.w
@@ -89,7 +86,7 @@ class KeyboardFeatures(QObject):
         self.activity_action.setText("&Activity")
         self.activity_action.setShortcut(QKeySequence(ACTIVITY_KEY))
         self.activity_action.setToolTip("Every action's result with its time (repair, fork, resume, copy, export …)")
-        w.addAction(self.activity_action)
+        w.menus.add_shortcut(self.activity_action)
         self.legend_action = self._action(
             "Timeline le&gend …", self.show_legend, tip="What the timeline's colours mean (red, purple, amber …)"
         )
@@ -99,12 +96,12 @@ class KeyboardFeatures(QObject):
         self.reset_demo_action = self._action(
             "Reset the de&mo root …", self.ask_reset_demo, tip="Rebuild the demo root from scratch (changes made in it are lost)"
         )
-        view_menu = find_menu(w, "View")
+        view_menu = w.menus.menu("View")
         if view_menu is not None:
             view_menu.addSeparator()
             for a in (self.list_action, self.activity_action, self.legend_action, self.palette_action):
                 view_menu.addAction(a)
-        file_menu = find_menu(w, "File")
+        file_menu = w.menus.menu("File")
         if file_menu is not None:
             actions = file_menu.actions()
             demo = w.menus.demo
@@ -113,13 +110,14 @@ class KeyboardFeatures(QObject):
                 file_menu.insertAction(after, self.reset_demo_action)
             else:
                 file_menu.addAction(self.reset_demo_action)
-        self.legend_button = QToolButton(w.tabs)
+        tabs = w.content_tabs.widget
+        self.legend_button = QToolButton(tabs)
         self.legend_button.setText("Legend")
         self.legend_button.setAutoRaise(True)
         self.legend_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # View > Timeline legend is the keyboard route
         self.legend_button.setToolTip("What the timeline's colours mean")
         self.legend_button.clicked.connect(self.show_legend)
-        w.tabs.setCornerWidget(self.legend_button, Qt.Corner.TopRightCorner)
+        tabs.setCornerWidget(self.legend_button, Qt.Corner.TopRightCorner)
         self.legend_button.show()
         # Tab leaves a read-only table for the next pane: stepping from cell to cell (QTableView's
         # default) moves nothing a user can act on, and would trap the focus in the 10,000-row list.
@@ -130,10 +128,7 @@ class KeyboardFeatures(QObject):
         w = self.w
         ops = w.session_ops
         ops.done.connect(self._session_action_done)
-        exporter = w.insight.exporter
-        exporter.done.connect(lambda outcome, message, _path: self.record("export", outcome, message, exporter.session_id))
         w.jobs.failed.connect(self._job_failed)
-        w.search.navigator.link_copied.connect(lambda message, session: self.record("copy link", DONE, message, session))
         w.list_pane.ids_copied.connect(lambda message, session: self.record("copy session id", DONE, message, session))
 
     # ------------------------------------------------------------ activity
@@ -172,14 +167,14 @@ class KeyboardFeatures(QObject):
             self.palette.field.selectAll()
             self.palette.raise_()
             return self.palette
-        dlg = open_palette(self.w)
+        dlg = open_palette(self.win)
         dlg.destroyed.connect(lambda _o=None: setattr(self, "palette", None))
         self.palette = dlg
         return dlg
 
     def show_legend(self) -> TimelineLegend:
         if self.legend is None:
-            self.legend = TimelineLegend(self.w)
+            self.legend = TimelineLegend(self.win)
         self.legend.show()
         self.legend.raise_()
         return self.legend
@@ -188,7 +183,7 @@ class KeyboardFeatures(QObject):
 
     def ask_reset_demo(self) -> None:
         if self.w.jobs.running("reset-demo"):
-            self.w.statusBar().showMessage("The demo root is being rebuilt already", STATUS_MS)
+            self.w.show_status("The demo root is being rebuilt already", STATUS_MS)
             return
         self.w.jobs.spawn(self._reset_demo(demo_root_path()), name=RESET_ACTION, key="reset-demo")
 
@@ -202,7 +197,7 @@ class KeyboardFeatures(QObject):
             f"Rebuild the demo root at {path} from scratch? Every change made in it (forks, repairs, restored "
             f"backups, appends) is discarded; nothing outside that folder is touched.{also}",
             "Reset the demo root",
-            w,
+            self.win,
         )
         self.reset_dialog = dlg
         try:
@@ -224,8 +219,8 @@ class KeyboardFeatures(QObject):
         except (OSError, ValueError) as err:
             text = f"Could not rebuild the demo root: {type(err).__name__}: {err}"
             self.record(RESET_ACTION, FAILED, text)
-            w.statusBar().showMessage(text, STATUS_MS)
-            box = QMessageBox(QMessageBox.Icon.Warning, "Reset the demo root", text, QMessageBox.StandardButton.Close, w)
+            w.show_status(text, STATUS_MS)
+            box = QMessageBox(QMessageBox.Icon.Warning, "Reset the demo root", text, QMessageBox.StandardButton.Close, self.win)
             box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
             self.error_box = box
             box.open()
@@ -236,13 +231,8 @@ class KeyboardFeatures(QObject):
             w.progress.untrack(progress)
         w.open_root(path)
         text = f"Rebuilt the demo root at {path}"
-        w.statusBar().showMessage(text, STATUS_MS)
+        w.show_status(text, STATUS_MS)
         self.record(RESET_ACTION, DONE, text)
 
 
-def install(window: MainWindow) -> KeyboardFeatures:
-    """Add the keyboard features and the Activity panel to ``window`` (its menus, search and insight must exist)."""
-    return KeyboardFeatures(window)
-
-
-__all__ = ["ACTIVITY_KEY", "KeyboardFeatures", "install"]
+__all__ = ["ACTIVITY_KEY", "KeyboardFeatures"]

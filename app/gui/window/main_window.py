@@ -4,6 +4,8 @@ The composition root of the GUI: it builds the models, the controllers and the v
 to each other.  It holds no session logic and few rules of its own: the menus are ``WindowMenus``,
 the banners ``SessionBanner``/``snapshot_banner``, the timeline<->raw selection ``SelectionSync``,
 search, find in session, going to an event and links ``SearchFeatures`` (``window.search_wiring``);
+the features (search, statistics, keyboard and Activity) are built from this window as a
+``WindowContext`` (``window.context``) by the registry ``window.features``, and none imports this module;
 what it shows about the open session comes from the one ``SessionSnapshot`` the loader hands over
 after each read (``SessionLoader.snapshot_ready``: list row, banners, Header, raw count, status-bar
 counts, all from one revision), and the loader gets the root from the list controller's ``OpenRoot``.
@@ -24,6 +26,7 @@ from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QIcon
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from app.activity import ActivityLog
 from app.demo import ensure_demo_root
 from app.gui import style
 from app.gui.controllers.diagnosis_pass import DiagnosisPass
@@ -55,15 +58,15 @@ from app.gui.views.session_banner import (
 )
 from app.gui.views.session_list import SessionListPane, TabBarNote
 from app.gui.views.timeline_pane import TimelinePane
+from app.gui.window.features import Features, install_features
 from app.gui.window.insight_wiring import InsightFeatures
-from app.gui.window.insight_wiring import install as install_insight
 from app.gui.window.keyboard_wiring import KeyboardFeatures
-from app.gui.window.keyboard_wiring import install as install_keyboard
 from app.gui.window.menus import TAB_HEADER, TAB_RAW, TAB_TIMELINE, MenuCommands, WindowMenus
+from app.gui.window.prompts import WindowPrompts
 from app.gui.window.search_wiring import SearchFeatures
+from app.gui.window.tabs import HEADER, RAW, TIMELINE, ContentTabs
 from app.paths import demo_root_path
 
-TAB_NAMES = {"header": TAB_HEADER, "timeline": TAB_TIMELINE, "raw": TAB_RAW}
 COUNTED_STATUSES = ("open-turn", "torn-tail", "corrupt", "unreadable", "symlink", "unsupported", "busy", "missing")
 COUNTS_THROTTLE_MS = 250  # the status bar's counts are redrawn at most this often while diagnoses stream in
 LIVE_SLACK_MS = 50  # a live turn is judged again this long after its quiet period ends (mtime granularity)
@@ -95,15 +98,17 @@ class MainWindow(QMainWindow):
         self.raw_model = RawLinesModel(self)
         self.header_model = HeaderFieldsModel(self)
         self.loader = SessionLoader(self.jobs, self.timeline_model, self.raw_model, self)
+        self.prompts = WindowPrompts(self)  # the controllers' questions, as dialogs of this window
         self.session_ops = SessionActions(
-            parent_widget=self,
+            parent=self,
+            prompts=self.prompts,
             jobs=self.jobs,
             controller=self.controller,
             model=self.session_model,
             loader=self.loader,
             settings=self.settings,
             select_session=self.select_session,
-            show_header=lambda: self.show_tab(TAB_HEADER),
+            show_header=lambda: self.show_tab(HEADER),
         )
         self.session: OpenSession | None = None  # what the loader handed over for the open session
         self.root_error: str | None = None
@@ -112,15 +117,18 @@ class MainWindow(QMainWindow):
         self._want_session: str | None = None
         self.opened_keys: list[str] = []
         self.first_view = asyncio.Event()
+        self.activity = ActivityLog()  # View > Activity shows it; every feature records its results here
 
         self._build_views()
         self.menus = WindowMenus(self, self._menu_commands())
         self._update_actions()
         self._connect()
-        # The Stats tab, Dashboard, Lineage, Export and Model prices (issue 14): one module wires them.
-        self.insight: InsightFeatures = install_insight(self)
-        # Command palette, shortcuts, focus ring, Activity panel, timeline legend, reset demo (issue 16).
-        self.keyboard: KeyboardFeatures = install_keyboard(self)
+        # Search, the Stats tab and its dialogs, the keyboard features and Activity: each one plugs in
+        # through this window's WindowContext (window.features lists them, in the order they are built).
+        self.features: Features = install_features(self)
+        self.search = self.features.get("search", SearchFeatures)
+        self.insight = self.features.get("insight", InsightFeatures)
+        self.keyboard = self.features.get("keyboard", KeyboardFeatures)
         self.resize(1600, 960)
         if restore_geometry:
             self._restore()
@@ -137,21 +145,22 @@ class MainWindow(QMainWindow):
         self.timeline_pane = TimelinePane(self.timeline_model, self)
         self.raw_pane = RawPane(self.raw_model, self)
         self.tabs = QTabWidget(self)
-        self.tabs.addTab(self.header_pane, "Header")
-        self.tabs.addTab(self.timeline_pane, "Timeline")
-        self.tabs.addTab(self.raw_pane, "Raw")
-        self.tabs.setCurrentIndex(TAB_TIMELINE)
+        self.content_tabs = ContentTabs(self.tabs)
+        self.content_tabs.add(HEADER, self.header_pane, "Header")
+        self.content_tabs.add(TIMELINE, self.timeline_pane, "Timeline")
+        self.content_tabs.add(RAW, self.raw_pane, "Raw")
+        self.content_tabs.show(TIMELINE)
         self.banner = SessionBanner(self)
         self.session_label = self.banner.label
         right = QWidget(self)
-        rl = QVBoxLayout(right)
+        rl = self._content_layout = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 4, 0)
         rl.setSpacing(2)
         rl.addWidget(self.banner.widget)
         # When the list filter hides the open session, the right pane says so in the tabs' row (issue 16).
         self.hidden_note = TabBarNote(self.tabs)
         rl.addWidget(self.tabs)
-        # The left side: the session list, and the Search tab (Ctrl+K) that SearchFeatures adds below.
+        # The left side: the session list, and the Search tab (Ctrl+K) that the search feature adds.
         self.left_tabs = QTabWidget(self)
         self.left_tabs.setDocumentMode(True)
         self.left_tabs.addTab(self.list_pane, "Sessions")
@@ -170,13 +179,10 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.counts_label)
         self.selection_sync = SelectionSync(self.timeline_pane, self.raw_pane, self.timeline_model, self.raw_model)
-        self.search = SearchFeatures(self)
-        self.left_tabs.addTab(self.search.pane, "Search")
-        rl.addWidget(self.search.find_bar)
-        sb.addPermanentWidget(self.search.index_progress)
 
     def _menu_commands(self) -> MenuCommands:
         ops = self.session_ops
+        # The Search menu's entries run the search feature, which is built after the menus (it adds to them).
         return MenuCommands(
             open_root=self.choose_root,
             open_store=self.choose_store,
@@ -194,16 +200,16 @@ class MainWindow(QMainWindow):
             escape=self._escape,
             recent_roots=self.settings.recent_roots,
             open_recent=self.open_root,
-            search_all=self.search.focus_search,
-            find_in_session=self.search.open_find,
+            search_all=lambda: self.search.focus_search(),
+            find_in_session=lambda: self.search.open_find(),
             find_next=lambda: self.search.find_step("next"),
             find_previous=lambda: self.search.find_step("previous"),
-            back=self.search.navigator.back,
-            forward=self.search.navigator.forward,
-            copy_link=self.search.navigator.copy_link,
-            update_index=self.search.controller.update_index,
-            rebuild_index=self.search.controller.rebuild_index,
-            stop_indexing=self.search.controller.cancel_indexing,
+            back=lambda: self.search.navigator.back(),
+            forward=lambda: self.search.navigator.forward(),
+            copy_link=lambda: self.search.navigator.copy_link(),
+            update_index=lambda: self.search.controller.update_index(),
+            rebuild_index=lambda: self.search.controller.rebuild_index(),
+            stop_indexing=lambda: self.search.controller.cancel_indexing(),
             about=self.show_about,
             go_to_damage=self.go_to_damage,
         )
@@ -411,13 +417,34 @@ class MainWindow(QMainWindow):
         row = self.session_model.find_id(session_id) or self.session_model.get(session_id)
         return row is not None and self.list_pane.select_key(row.key)
 
-    def show_tab(self, tab: int) -> None:
-        self.tabs.setCurrentIndex(tab)
+    def show_tab(self, tab: str | int) -> None:
+        """Show content tab ``tab`` (its key; a position is still taken) and focus its content."""
+        if isinstance(tab, str):
+            self.content_tabs.show(tab)
+        else:
+            self.tabs.setCurrentIndex(tab)
         self._focus_content()
 
     def _focus_content(self, _key: str | None = None) -> None:
-        w = {TAB_HEADER: self.header_pane.view, TAB_TIMELINE: self.timeline_pane.tree, TAB_RAW: self.raw_pane.view}
-        w.get(self.tabs.currentIndex(), self.tabs.currentWidget()).setFocus(Qt.FocusReason.ShortcutFocusReason)
+        w = {HEADER: self.header_pane.view, TIMELINE: self.timeline_pane.tree, RAW: self.raw_pane.view}
+        current = self.content_tabs.current()
+        target = w.get(current) if current is not None else None
+        (target or self.tabs.currentWidget()).setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    # ------------------------------------------------------------ what a feature is handed (WindowContext)
+
+    @property
+    def qwindow(self) -> QMainWindow:
+        return self
+
+    def show_status(self, text: str, ms: int = 0) -> None:
+        self.statusBar().showMessage(text, ms)
+
+    def add_status_widget(self, widget: QWidget) -> None:
+        self.statusBar().addPermanentWidget(widget)
+
+    def add_below_content(self, widget: QWidget) -> None:
+        self._content_layout.addWidget(widget)
 
     def _escape(self) -> None:
         if self.search.handle_escape():
@@ -492,7 +519,7 @@ class MainWindow(QMainWindow):
         if self.raw_model.damage_line() < 0:
             self.statusBar().showMessage("No damage: every byte of this session's artifact decodes", 10_000)
             return
-        self.tabs.setCurrentIndex(TAB_RAW)
+        self.content_tabs.show(RAW)
         self.raw_pane.go_to_damage()
 
     def _stopped_early(self, key: str) -> None:
@@ -591,10 +618,9 @@ class MainWindow(QMainWindow):
     async def shutdown(self) -> None:
         """Stop watching, cancel every job, close the store (awaited by the launcher and tests)."""
         self._close_session()
-        await self.search.close()
-        await self.insight.close()
+        await self.features.close()
         await self.controller.close()
         await self.jobs.shutdown()
 
 
-__all__ = ["TAB_HEADER", "TAB_NAMES", "TAB_RAW", "TAB_TIMELINE", "MainWindow"]
+__all__ = ["TAB_HEADER", "TAB_RAW", "TAB_TIMELINE", "MainWindow"]

@@ -4,8 +4,11 @@ Holds no session logic.  Each entry runs a command the window supplies (``MenuCo
 ``enable_for`` switches the Session entries on and off with the session actions' ``can_*`` rules and
 the timeline's "fork here" choice.
 
+A feature adds its own entries to these menus (``menu(title)``, ``add_shortcut``) from its own module;
+nothing here knows the features.
+
 May import: PySide6, ``controllers.session_actions`` (its static ``can_*`` rules only), the models'
-values and ``dialogs.shortcuts_dialog`` (Help > Keyboard shortcuts).
+values, ``window.tabs`` (tab keys) and ``dialogs.shortcuts_dialog`` (Help > Keyboard shortcuts).
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 from app.gui.controllers.session_actions import SessionActions
 from app.gui.dialogs.shortcuts_dialog import HELP_KEYS, show_shortcuts
 from app.gui.models.session_row import SessionRow
+from app.gui.window.tabs import BASE_TABS, HEADER, RAW, TIMELINE
 
-TAB_HEADER, TAB_TIMELINE, TAB_RAW = 0, 1, 2
+# Where the window's own tabs sit, derived from the order it adds them (tests and older callers); the
+# window and its features go by key (``window.tabs``).
+TAB_HEADER, TAB_TIMELINE, TAB_RAW = (BASE_TABS.index(k) for k in (HEADER, TIMELINE, RAW))
 
 KEYS_HELP = "\n".join(
     (
@@ -57,7 +63,7 @@ class MenuCommands:
     resume: Callable[[], object]
     copy_raw: Callable[[], object]
     restore: Callable[[], object]
-    show_tab: Callable[[int], object]
+    show_tab: Callable[[str], object]  # a content tab's key
     focus_filter: Callable[[], object]
     escape: Callable[[], object]
     recent_roots: Callable[[], list[str]]
@@ -120,9 +126,9 @@ class WindowMenus:
 
         view_menu = bar.addMenu("&View")
         for key, (name, tab) in {
-            "Ctrl+1": ("&Header", TAB_HEADER),
-            "Ctrl+2": ("&Timeline", TAB_TIMELINE),
-            "Ctrl+3": ("&Raw", TAB_RAW),
+            "Ctrl+1": ("&Header", HEADER),
+            "Ctrl+2": ("&Timeline", TIMELINE),
+            "Ctrl+3": ("&Raw", RAW),
         }.items():
             act = QAction(name, window, shortcut=QKeySequence(key), triggered=lambda _c=False, t=tab: commands.show_tab(t))
             view_menu.addAction(act)
@@ -192,6 +198,19 @@ class WindowMenus:
         self.about.setMenuRole(QAction.MenuRole.AboutRole)  # macOS moves it to the application menu
         self.about.setEnabled(commands.about is not None)
         help_menu.addAction(self.about)
+
+    def menu(self, title: str) -> QMenu | None:
+        """The menu bar's menu titled ``title`` (ampersands ignored): where a feature adds its entries."""
+        for action in self._window.menuBar().actions():
+            menu = action.menu()
+            if isinstance(menu, QMenu) and action.text().replace("&", "") == title:
+                return menu
+        return None
+
+    def add_shortcut(self, action: QAction) -> QAction:
+        """Make ``action`` a window shortcut (it works while no menu is open; the palette lists it)."""
+        self._window.addAction(action)
+        return action
 
     def enable_for(self, row: SessionRow | None, fork_text: str, fork_turn: int | None) -> None:
         """Enable the Session entries for ``row`` (None: no session open) and the timeline's fork choice."""

@@ -16,7 +16,7 @@ import logging
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.gui.window.main_window import TAB_NAMES, MainWindow
+from app.gui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,8 @@ async def capture(
     ok = await wait_until_loaded(window, timeout)
     if not ok:
         log.warning("screenshot: not everything loaded within %.0f s; saving what is shown", timeout)
-    if tab in TAB_NAMES:
-        window.tabs.setCurrentIndex(TAB_NAMES[tab])
+    if tab is not None:
+        window.content_tabs.show(tab)  # by key: header, timeline, raw, stats
     target: QWidget | None = window
     if subject == "about":
         target = window.show_about()

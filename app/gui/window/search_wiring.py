@@ -1,22 +1,25 @@
 """The window's search features, wired in one place: search every session, find in the open session,
 going to events (back / forward, links) and the background index.
 
-Built by ``MainWindow`` after its own views, so that module only places three widgets (the Search tab,
-the find bar under the content tabs, the index progress in the status bar) and forwards the menu
-commands.  What each part does lives in its own module: ``controllers.search`` (index and queries),
-``controllers.session_find`` (find in the raw text), ``window.event_navigation`` (going to an
-event), ``views.search_pane`` / ``views.find_bar`` (widgets), ``models.search_results`` (hits).
+Built from the window's ``WindowContext`` (registered in ``window.features``): it places its three
+widgets itself (the Search tab, the find bar under the content tabs, the index progress in the status
+bar); the window's Search menu forwards to it.  What each part does lives in its own module:
+``controllers.search`` (index and queries), ``controllers.session_find`` (find in the raw text),
+``window.event_navigation`` (going to an event), ``views.search_pane`` / ``views.find_bar``
+(widgets), ``models.search_results`` (hits).
 
-May import: every ``app.gui`` package (it wires controllers to views, as the window does).
+May import: every ``app.gui`` package (it wires controllers to views, as the window does) and
+``app.activity``; never ``window.main_window`` (it is handed a ``WindowContext``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
 
+from app.activity import DONE
 from app.gui.controllers.search import IndexState, SearchController, SearchRequest
 from app.gui.controllers.session_find import NEXT, PREVIOUS, SessionFind
 from app.gui.models.find_matches import FindMatches
@@ -24,13 +27,11 @@ from app.gui.models.search_results import SearchResultsModel
 from app.gui.views.find_bar import FindBar, MatchDelegate, mark_text
 from app.gui.views.progress_panel import ProgressPanel
 from app.gui.views.search_pane import SearchPane
+from app.gui.window.context import WindowContext
 from app.gui.window.event_navigation import EventNavigator
-from app.gui.window.menus import TAB_HEADER, TAB_TIMELINE
+from app.gui.window.tabs import HEADER, TIMELINE
 from app.search import Hit, SearchFilters, SearchResult, SessionHits
 from app.timeline import TimelineNode
-
-if TYPE_CHECKING:
-    from app.gui.window.main_window import MainWindow
 
 Index = QModelIndex | QPersistentModelIndex
 STATUS_MS = 15_000
@@ -38,28 +39,32 @@ REFRESH_MS = 500  # a watched session's appends re-run the shown query at most t
 
 
 class SearchFeatures(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, ctx: WindowContext) -> None:
+        window = ctx.qwindow
         super().__init__(window)
-        self.w = window
+        self.w = ctx
         self.model = SearchResultsModel(self)
         self.pane = SearchPane(self.model, window)
-        self.controller = SearchController(window.jobs, self)
-        self.navigator = EventNavigator(window)
+        self.controller = SearchController(ctx.jobs, self)
+        self.navigator = EventNavigator(ctx)
         self.find_bar = FindBar(window)
-        self.finder = SessionFind(window.jobs, window.raw_model, self)
+        self.finder = SessionFind(ctx.jobs, ctx.raw_model, self)
         self.index_progress = ProgressPanel(window)
         self.index_progress.button.setToolTip("Stop indexing: what is indexed stays searchable (Search ▸ Update goes on)")
         # Installed only while a find has matches: a delegate in Python costs one more call into Python
         # per painted cell, which the timeline and raw views otherwise avoid (models.one_call_per_cell).
-        self.timeline_marks = MatchDelegate(window.timeline_pane.tree)
-        self.raw_marks = MatchDelegate(window.raw_pane.view)
-        self._plain_delegates = (window.timeline_pane.tree.itemDelegate(), window.raw_pane.view.itemDelegate())
+        self.timeline_marks = MatchDelegate(ctx.timeline_pane.tree)
+        self.raw_marks = MatchDelegate(ctx.raw_pane.view)
+        self._plain_delegates = (ctx.timeline_pane.tree.itemDelegate(), ctx.raw_pane.view.itemDelegate())
         self._node_cache: dict[int, tuple[TimelineNode, bool]] = {}
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(REFRESH_MS)
         self._refresh_timer.timeout.connect(self.controller.search_again)
         self._connect()
+        ctx.left_tabs.addTab(self.pane, "Search")
+        ctx.add_below_content(self.find_bar)
+        ctx.add_status_widget(self.index_progress)
 
     def _connect(self) -> None:
         w, c, pane = self.w, self.controller, self.pane
@@ -71,7 +76,7 @@ class SearchFeatures(QObject):
         c.query_failed.connect(lambda message, _r: pane.show_error(message))
         c.state_changed.connect(self._state_changed)
         c.indexed.connect(self._index_changed)
-        c.message.connect(lambda m: w.statusBar().showMessage(m, STATUS_MS))
+        c.message.connect(lambda m: w.show_status(m, STATUS_MS))
         c.progress_started.connect(self.index_progress.track)
         c.progress_finished.connect(self.index_progress.untrack)
         self.index_progress.cancel_requested.connect(c.cancel_indexing)
@@ -92,6 +97,9 @@ class SearchFeatures(QObject):
         w.timeline_model.modelReset.connect(self._node_cache.clear)
         w.timeline_pane.node_selected.connect(lambda _n: self._mark_details(scroll=True))
         w.raw_pane.line_selected.connect(lambda _l: self._mark_details(scroll=True))
+        self.navigator.link_copied.connect(
+            lambda message, session: w.activity.record("copy link", DONE, message, session=session)
+        )
 
     # ------------------------------------------------------------ the root and its index
 
@@ -150,8 +158,8 @@ class SearchFeatures(QObject):
     # ------------------------------------------------------------ find in the open session
 
     def open_find(self) -> None:
-        if self.w.tabs.currentIndex() == TAB_HEADER:
-            self.w.show_tab(TAB_TIMELINE)
+        if self.w.content_tabs.current() == HEADER:
+            self.w.show_tab(TIMELINE)
         self.find_bar.open_bar()
 
     def find_step(self, direction: str) -> None:
@@ -165,7 +173,7 @@ class SearchFeatures(QObject):
 
     def _find_closed(self) -> None:
         self.finder.clear()
-        self.w.show_tab(self.w.tabs.currentIndex())  # focus back to the content
+        self.w.show_tab(self.w.content_tabs.widget.currentIndex())  # focus back to the content
 
     def _matches_changed(self, matches: FindMatches | None) -> None:
         self._node_cache.clear()
