@@ -12,8 +12,11 @@ The URL form::
 session id, both percent-encoded (UTF-8; an id or path with lone surrogates, which a log may hold,
 round-trips through ``surrogatepass``).  ``seq`` is optional: without it the link opens the session.
 Unknown query keys are ignored, so a later version may add some; a missing root or session, a
-repeated key, another scheme or action, or a seq that is not a non-negative integer is a
-``LinkError`` saying which.
+repeated key, another scheme or action, a malformed URL, or a seq that is not a non-negative
+integer is a ``LinkError`` saying which.  ``parse_link`` reads any link ``make_link`` wrote back to
+the same place; ``check_openable`` then says whether that place can be opened on this system (a
+NUL, which ``%00`` smuggles in, ends a path in the OS and cannot be in an argv id; a root must be
+absolute and nameable by the file system), so a hostile link is a message, never a traceback.
 
 The command-line form is ``sessionscope --root ROOT --session ID --seq N``, shell-quoted.
 
@@ -22,6 +25,7 @@ May import: the standard library only.
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass
 from urllib.parse import quote, unquote_to_bytes, urlsplit
@@ -100,7 +104,10 @@ def parse_link(url: str) -> EventLink:
     """The place a ``sessionscope://open?root=...&session=...[&seq=N]`` URL points at (``LinkError`` if none)."""
     if len(url) > MAX_LINK_CHARS:
         raise LinkError(f"the link is {len(url):,} characters long (at most {MAX_LINK_CHARS:,})")
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError as err:  # e.g. an unclosed "[" read as an IPv6 host
+        raise LinkError(f"the link is malformed ({err})") from None
     if parts.scheme.lower() != SCHEME:
         raise LinkError(f"not a {SCHEME}:// link: {url[:120]!r}")
     # ``sessionscope://open?...`` (host) and ``sessionscope:open?...`` (path) both name the action.
@@ -131,4 +138,18 @@ def parse_link(url: str) -> EventLink:
     return EventLink(root, session, seq)
 
 
-__all__ = ["ACTION", "SCHEME", "EventLink", "LinkError", "is_link", "make_link", "parse_link"]
+def check_openable(link: EventLink) -> EventLink:
+    """``link`` when the window can open its place on this system, else ``LinkError`` saying why."""
+    for what, text in (("root", link.root), ("session id", link.session)):
+        if "\x00" in text:
+            raise LinkError(f"the link's {what} holds a NUL character (%00): no path or session id can")
+    if not os.path.isabs(link.root):
+        raise LinkError(f"the link's root must be an absolute path, got {link.root[:200]!r}")
+    try:
+        os.fsencode(link.root)
+    except UnicodeError:
+        raise LinkError(f"the link's root is not a path this system can name: {link.root[:200]!r}") from None
+    return link
+
+
+__all__ = ["ACTION", "SCHEME", "EventLink", "LinkError", "check_openable", "is_link", "make_link", "parse_link"]

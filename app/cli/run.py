@@ -20,7 +20,7 @@ from typing import TextIO
 from app.cli.output import NoSessionRoot, dump, report_error, write_out
 from app.cli.parser import UsageError, build_parser, check_argv, json_requested, parse_argv
 from app.cli.verbs import VERBS_BY_NAME, Verb
-from app.links import LinkError, is_link, parse_link
+from app.links import LinkError, check_openable, is_link, parse_link
 from persistence import CoordinatedPersistence, open_store
 
 # What a verb prints: its text, or a writer that prints a value already read in full (``raw``'s bytes).
@@ -82,7 +82,7 @@ def open_link(argv: Sequence[str]) -> int:
         write_out(sys.stderr, "sessionscope: a sessionscope:// link must be the only argument\n")
         return 2
     try:
-        link = parse_link(argv[0])
+        link = check_openable(parse_link(argv[0]))
     except LinkError as err:
         write_out(sys.stderr, f"sessionscope: cannot open the link: {err}\n")
         return 1
