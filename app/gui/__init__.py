@@ -9,11 +9,15 @@ Layout, from the bottom up (a package imports only the ones above it in this lis
 - ``runtime/``: how work runs without freezing the window: jobs, worker threads, the process pool
   and the root scan it runs, the read-only engine handle, the collector policy and the process-wide
   knobs (applied once, by ``launch``).
-- ``views/`` and ``dialogs/``: widgets that lay out models and forward what the user asks for; no
-  view or dialog imports a controller.
+- ``views/``, then ``dialogs/`` (a dialog may use a view's widget): widgets that lay out models and
+  forward what the user asks for; no view or dialog imports a controller.
 - ``controllers/``: the session list, the session loader, the diagnosis pass, the session actions
-  and the root watcher: they own the jobs and hold no widgets of their own (the actions open dialogs).
-- ``window/``: the main window, the one place that wires controllers to views, its menus and the
-  ``--screenshot`` capture.
+  and the root watcher: they own the jobs and hold no widgets of their own; an action asks the user
+  through ``controllers.prompts`` (the window answers with its dialogs), never with QtWidgets.
+- ``window/``: the main window, the one place that wires controllers to views, its menus, the
+  prompts' dialogs, the ``WindowContext`` its features (search, statistics, keyboard) are built from
+  and their registry (``window.features``), and the ``--screenshot`` capture.
 - ``launch.py``: ``run_app``, the entry point the command line calls (imports no Qt until called).
+
+``lint-imports`` checks this order (the ``window-layers`` contract in pyproject.toml).
 """
