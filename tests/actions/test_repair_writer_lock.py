@@ -223,3 +223,62 @@ def test_restore_takes_the_lock_too(compression: str, tmp_path: Path, monkeypatc
         os.close(fd)
     run(restore())
     assert path.read_bytes() == before and path.stat().st_ino != backup.stat().st_ino
+
+
+def _append_later(
+    storage: JsonlStorage, meta: dict[str, Any], start: threading.Event, delay: float, outcome: list[BaseException | None]
+) -> None:
+    start.wait(10)
+    time.sleep(delay)
+    try:
+        storage.append_batch(meta, late_events(), True, NEVER, expected_next_seq=8)
+        outcome.append(None)
+    except BaseException as err:  # reported to the test thread
+        outcome.append(err)
+
+
+def _race_trials(tmp_path: Path, compression: str, trials: int) -> None:
+    """Natural races (no hooks): a writer that read the open-turn log appends seqs 8-9 while a repair commits
+    its closers for the same seqs.  Exactly one wins, and an acknowledged append is always in the file at the path."""
+    import random
+
+    rng = random.Random(21)
+    outcomes = {"writer": 0, "repair": 0}
+    for n in range(trials):
+        root = open_turn_root(tmp_path / f"t{n}", compression)
+        path = sk.artifact(root, sk.WORK, "s", compression)
+        storage, meta = _writer(root, compression)
+        delay = rng.random() * 0.004
+        start = threading.Event()
+        outcome: list[BaseException | None] = []
+        t = threading.Thread(target=_append_later, args=(storage, meta, start, delay, outcome))
+        t.start()
+        start.set()
+        try:
+            run(_repair(root, compression))
+            repaired: bytes | None = path.read_bytes()
+        except SessionConflictError:
+            repaired = None  # the writer got in first: the repair changed nothing
+        t.join(30)
+        [got] = outcome
+        plain = sk.plaintext(path.read_bytes(), compression)
+        if got is None:
+            outcomes["writer"] += 1
+            assert b'"seq":8,"time":100' in plain, f"trial {n}: an acknowledged append is not in the file at the path"
+            assert b'"interrupted"' not in plain  # and the repair did not also commit its closers
+        else:
+            outcomes["repair"] += 1
+            assert isinstance(got, SessionConflictError), got
+            assert repaired is not None and path.read_bytes() == repaired
+    assert sum(outcomes.values()) == trials
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_natural_races_between_a_writer_and_a_repair_short(compression: str, tmp_path: Path) -> None:
+    _race_trials(tmp_path, compression, 4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_natural_races_between_a_writer_and_a_repair(compression: str, tmp_path: Path) -> None:
+    _race_trials(tmp_path, compression, 150)
