@@ -19,6 +19,7 @@ from app.actions.fork import ForkPlan
 from app.actions.repair import RepairPreview
 from app.actions.resume import ResumePlan
 from app.gui.controllers.prompts import RepairAnswer, RestoreAnswer, ResumeAnswer, ResumeQuestion
+from app.gui.dialogs import ConfirmDialog
 from app.gui.window import features as features_module
 from app.gui.window.context import WindowContext
 from app.gui.window.insight_wiring import STATS
@@ -105,6 +106,10 @@ class FakePrompts:
         self.asked.append("resume")
         return ResumeAnswer(None, None, False, False, plan.template, plan)
 
+    async def confirm(self, title: str, text: str, accept_text: str) -> bool:
+        self.asked.append(f"confirm {title}")
+        return False
+
     def ask_save_path(self, title: str, suggested: str, then: Callable[[str], object]) -> None:
         self.asked.append(f"save {Path(suggested).name}")
         if self.save_to is not None:
@@ -135,3 +140,15 @@ def test_session_actions_ask_only_through_their_prompts(qtbot: Any, make_window:
     w.menus.resume.trigger()  # the question is asked, the fake declines: nothing is launched or copied
     assert wait_done(qtbot, seen, w)[:2] == ("resume", "cancelled")
     assert fake.asked[-1] == "resume" and w.prompts.dialog is None and not fake.reports
+
+
+@pytest.mark.parametrize("accept", [True, False])
+def test_window_prompts_confirm_is_a_window_modal_question(qtbot: Any, make_window: Any, arun: Any, accept: bool) -> None:
+    w = make_window()
+    task = w.jobs.spawn(w.prompts.confirm("Overwrite?", "The file exists.", "Overwrite"), name="confirm", key="confirm")
+    qtbot.waitUntil(lambda: isinstance(w.prompts.dialog, ConfirmDialog) and w.prompts.dialog.isVisible(), timeout=WAIT_MS)
+    dlg = w.prompts.dialog
+    assert dlg.windowTitle() == "Overwrite?" and dlg.accept_button.text() == "Overwrite" and dlg.isModal()
+    dlg.accept_button.click() if accept else dlg.reject()
+    qtbot.waitUntil(task.done, timeout=WAIT_MS)
+    assert task.result() is accept and w.prompts.dialog is None

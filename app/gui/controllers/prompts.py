@@ -73,6 +73,10 @@ class ActionPrompts(Protocol):
         """``on_recheck(question)`` is called whenever the question wants the guard judged again."""
         ...
 
+    async def confirm(self, title: str, text: str, accept_text: str) -> bool:
+        """A yes/no question (an overwrite, a reset): True when the user accepted."""
+        ...
+
     def ask_save_path(self, title: str, suggested: str, then: Callable[[str], object]) -> None:
         """Choose a file to write (non-blocking): ``then(path)`` runs once one is chosen."""
         ...

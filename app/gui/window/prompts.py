@@ -21,7 +21,7 @@ from app.actions.fork import ForkPlan
 from app.actions.repair import RepairPreview
 from app.actions.resume import ResumePlan
 from app.gui.controllers.prompts import COPY, TERMINAL, RepairAnswer, RestoreAnswer, ResumeAnswer, ResumeQuestion
-from app.gui.dialogs import ForkDialog, RepairDialog, RestoreDialog, ResumeDialog, await_dialog
+from app.gui.dialogs import ConfirmDialog, ForkDialog, RepairDialog, RestoreDialog, ResumeDialog, await_dialog
 
 
 class WindowPrompts:
@@ -66,6 +66,10 @@ class WindowPrompts:
         template = dlg.template.text()
         choice = {ResumeDialog.TERMINAL: TERMINAL, ResumeDialog.COPY: COPY}.get(code)
         return ResumeAnswer(choice, dlg.command, dlg.force, dlg.repair_confirmed, template, dlg.plan.with_template(template))
+
+    async def confirm(self, title: str, text: str, accept_text: str) -> bool:
+        dlg = ConfirmDialog(title, text, accept_text, self.parent)
+        return await self._ask(dlg) == QDialog.DialogCode.Accepted
 
     def ask_save_path(self, title: str, suggested: str, then: Callable[[str], object]) -> None:
         dlg = QFileDialog(self.parent, title)
