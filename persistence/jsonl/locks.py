@@ -184,6 +184,7 @@ class WriterHold:
         return False
 
     def release(self) -> None:
+        """Close the held descriptor (its lock goes with it); a no-op when nothing is held."""
         fd, self.fd = self.fd, None
         if fd is not None:
             os.close(fd)  # closing the descriptor drops its lock
