@@ -45,8 +45,10 @@ except ImportError:  # Windows
 # an append holds its lock for milliseconds, a live session for as long as it is open.
 REPAIR_LOCK_WAIT_S = 2.0
 POLL_S = 0.01
-# errno values meaning "this file system does not do flock": treated as "no locking here".
-_UNSUPPORTED = {errno.ENOLCK, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP), errno.EINVAL}
+# errno values meaning "this file system does not do flock (this way)": treated as "no locking here".
+# EBADF: NFS emulates flock with byte-range locks, which refuse LOCK_EX on a descriptor not open for
+# writing (a folder, or the read-only descriptor a repair holds): there it locks nothing, as before.
+_UNSUPPORTED = {errno.ENOLCK, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP), errno.EINVAL, errno.EBADF}
 
 
 def supported() -> bool:
