@@ -341,7 +341,14 @@ VERBS: tuple[Verb, ...] = (
         read_only=True,
         arguments=(
             arg("--format", required=True, choices=EXPORT_FORMATS),
-            arg("-o", "--output", required=True, metavar="FILE", help="written to a temporary file, then renamed over FILE"),
+            arg(
+                "-o",
+                "--output",
+                required=True,
+                metavar="FILE",
+                help="written to a temporary file, then renamed to FILE (a new file; never a link, FIFO or device)",
+            ),
+            arg("--force", action="store_true", help="replace FILE when it is an existing regular file"),
         ),
     ),
 )

@@ -4,7 +4,7 @@
 - ``transcript`` the session as a stream of readable entries (both documents render it)
 - ``markdown``, ``html_page``  the two documents; ``document`` their shared facts and text rules
 - ``raw``        the JSONL export (``sessionscope raw``'s bytes); ``bundle`` the support ZIP
-- ``atomic``     temporary file, fsync, atomic rename, cleanup on every failure
+- ``atomic``     temporary file, fsync, atomic publish (never over what may not be replaced), cleanup on every failure
 - ``command``    the ``sessionscope export`` verb's handler and renderers, and ``run_export``
 
 Import rule: the standard library, ``app.insight``, ``app.records``, ``app.search.location`` and the
@@ -15,12 +15,21 @@ from __future__ import annotations
 
 from app.export.atomic import atomic_output
 from app.export.command import run_export
-from app.export.exporter import EXTENSIONS, FORMATS, ExportResult, check_target, export_session, suggested_name
+from app.export.exporter import (
+    EXTENSIONS,
+    FORMATS,
+    ExportResult,
+    ExportTargetError,
+    check_target,
+    export_session,
+    suggested_name,
+)
 
 __all__ = [
     "EXTENSIONS",
     "FORMATS",
     "ExportResult",
+    "ExportTargetError",
     "atomic_output",
     "check_target",
     "export_session",

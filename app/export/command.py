@@ -14,13 +14,13 @@ import argparse
 import asyncio
 from typing import Any
 
-from app.export.exporter import FORMATS, ExportResult, export_session
+from app.export.exporter import FORMATS, ExportResult, ExportTargetError, export_session
 from persistence import CoordinatedPersistence, js_dumps_str, open_store, upstream_class_of
 
 
 async def handle(store: CoordinatedPersistence, args: argparse.Namespace) -> ExportResult:
-    """The verb handler: ``args.id``, ``args.format`` and ``args.output``."""
-    return await export_session(store, args.id, args.format, args.output)
+    """The verb handler: ``args.id``, ``args.format``, ``args.output`` and ``args.force``."""
+    return await export_session(store, args.id, args.format, args.output, force=bool(getattr(args, "force", False)))
 
 
 def result_text(result: ExportResult, _args: argparse.Namespace | None = None) -> str:
@@ -31,27 +31,35 @@ def result_json(result: ExportResult) -> Any:
     return result.to_json()
 
 
-async def _export(root: str, session_id: str, fmt: str, out: str, backend: str | None) -> ExportResult:
+async def _export(root: str, session_id: str, fmt: str, out: str, backend: str | None, force: bool) -> ExportResult:
     # Read-only and never created: an export must not change, or make, a store.
     store = open_store(root, backend, read_only=True, create=False)
     try:
-        return await export_session(store, session_id, fmt, out)
+        return await export_session(store, session_id, fmt, out, force=force)
     finally:
         await store.close()
 
 
 def run_export(
-    root: str, session_id: str, fmt: str, out: str, *, backend: str | None = None, json_output: bool = False
+    root: str,
+    session_id: str,
+    fmt: str,
+    out: str,
+    *,
+    backend: str | None = None,
+    json_output: bool = False,
+    force: bool = False,
 ) -> tuple[str, int]:
     """(what to print, exit code) of one export; a failure is ``sessionscope: <class>: <message>`` (or the
-    ``{"error": {"class", "message"}}`` JSON with ``json_output``) and exit code 1."""
+    ``{"error": {"class", "message"}}`` JSON with ``json_output``) and exit code 1 (2: a refused target)."""
     try:
-        result = asyncio.run(_export(root, session_id, fmt, out, backend))
+        result = asyncio.run(_export(root, session_id, fmt, out, backend, force))
     except Exception as err:  # every failure in the typed form, never a traceback
         cls, message = upstream_class_of(err), str(err) or type(err).__name__
+        code = 2 if isinstance(err, ExportTargetError) else 1
         if json_output:
-            return js_dumps_str({"error": {"class": cls, "message": message}}) + "\n", 1
-        return f"sessionscope: {cls}: {message}\n", 1
+            return js_dumps_str({"error": {"class": cls, "message": message}}) + "\n", code
+        return f"sessionscope: {cls}: {message}\n", code
     if json_output:
         return js_dumps_str(result_json(result)) + "\n", 0
     return result_text(result) + "\n", 0

@@ -8,6 +8,14 @@ An export only reads the session (``view``/``read_raw``); it never writes it, an
 target inside a JSONL root (a stray file there would be listed as a session problem) or one of a
 SQLite store's own files.
 
+It never clobbers: the target must be absent or a regular file, and an existing file is replaced
+only when the caller says so (``force``: the command line's ``--force``, the window's confirmation).
+A symbolic link at the target is refused, not followed and not replaced, even with ``force``: writing
+through it would change a file the user never named, and replacing it would silently turn their link
+into a file; refusing is the one choice that surprises nobody (export to the link's target instead).
+FIFOs, sockets, devices and folders are refused too.  What appears at the target while the document
+is encoded is not replaced either (``app.export.atomic``).  Every refusal is an ``ExportTargetError``.
+
 May import: the standard library, ``app.export``'s own modules, ``app.insight.stats``,
 ``app.search.location`` and the public ``persistence``.
 """
@@ -18,7 +26,7 @@ import io
 import os
 from dataclasses import dataclass
 
-from app.export.atomic import atomic_output
+from app.export.atomic import TargetTaken, atomic_output, describe
 from app.export.bundle import write_bundle
 from app.export.document import DocumentInfo, app_version
 from app.export.html_page import write_html
@@ -33,6 +41,12 @@ FORMATS = ("md", "html", "jsonl", "bundle")
 EXTENSIONS = {"md": ".md", "html": ".html", "jsonl": ".jsonl", "bundle": ".zip"}
 
 
+class ExportTargetError(SessionArgumentError):
+    """A target an export may not write (the engine's argument error; exit code 2 on the command line)."""
+
+    exit_code = 2
+
+
 @dataclass(frozen=True, slots=True)
 class ExportResult:
     session_id: str
@@ -45,20 +59,39 @@ class ExportResult:
         return {"id": self.session_id, "format": self.fmt, "path": self.path, "bytes": self.bytes, "events": self.events}
 
 
-def check_target(store: CoordinatedPersistence, out_path: str) -> str:
-    """The absolute target path, or ``SessionArgumentError`` when it cannot be written as an export."""
+def _refusal(out_path: str, target: str, what: str) -> ExportTargetError:
+    if what == "a folder":
+        return ExportTargetError(f"cannot export to {out_path}: it is a folder")
+    if what == "a symbolic link":
+        try:
+            to = f" to {os.readlink(target)}"
+        except OSError:
+            to = ""
+        return ExportTargetError(
+            f"cannot export to {out_path}: it is a symbolic link{to}; an export never writes through or replaces a "
+            "link (export to the file it points to, or to another name)"
+        )
+    return ExportTargetError(f"cannot export to {out_path}: it is {what}, not a regular file; an export replaces only a file")
+
+
+def check_target(store: CoordinatedPersistence, out_path: str, *, force: bool = False) -> str:
+    """The absolute target path, or ``ExportTargetError`` when it cannot be written as an export
+    (an existing regular file only with ``force``; see the module docstring)."""
     target = os.path.abspath(out_path)
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):
-        raise SessionArgumentError(f"cannot export to {out_path}: the folder {folder} does not exist")
-    if os.path.isdir(target):
-        raise SessionArgumentError(f"cannot export to {out_path}: it is a folder")
+        raise ExportTargetError(f"cannot export to {out_path}: the folder {folder} does not exist")
+    what = describe(target)
+    if what is not None:
+        raise _refusal(out_path, target, what)
     if store.kind == "jsonl" and inside_root(target, store.root_path, store.kind):
-        raise SessionArgumentError(f"cannot export to {out_path}: it is inside the session root {store.root_path}")
+        raise ExportTargetError(f"cannot export to {out_path}: it is inside the session root {store.root_path}")
     if store.kind == "sqlite":
         real, db = os.path.realpath(target), os.path.realpath(store.root_path)
         if real == db or (real.startswith(db) and real[len(db) :] in ("-wal", "-shm", "-journal")):
-            raise SessionArgumentError(f"cannot export to {out_path}: it is the session store itself")
+            raise ExportTargetError(f"cannot export to {out_path}: it is the session store itself")
+    if not force and os.path.lexists(target):
+        raise ExportTargetError(f"cannot export to {out_path}: the file exists (pass --force to replace it)")
     return target
 
 
@@ -68,11 +101,27 @@ def suggested_name(session_id: str, fmt: str) -> str:
     return f"{safe[:120]}{EXTENSIONS.get(fmt, '')}"
 
 
-async def export_session(store: CoordinatedPersistence, session_id: str, fmt: str, out_path: str) -> ExportResult:
-    """Export ``session_id`` of ``store`` as ``fmt`` (md | html | jsonl | bundle) to ``out_path``, atomically."""
+async def export_session(
+    store: CoordinatedPersistence, session_id: str, fmt: str, out_path: str, *, force: bool = False
+) -> ExportResult:
+    """Export ``session_id`` of ``store`` as ``fmt`` (md | html | jsonl | bundle) to ``out_path``, atomically;
+    an existing regular file there is replaced only with ``force`` (anything else never)."""
     if fmt not in FORMATS:
         raise SessionArgumentError(f"unknown export format {fmt!r} (choose one of {', '.join(FORMATS)})")
-    target = check_target(store, out_path)
+    target = check_target(store, out_path, force=force)
+    try:
+        return await _export(store, session_id, fmt, target, force)
+    except TargetTaken:
+        what = describe(target)
+        if what is not None:
+            raise _refusal(out_path, target, what) from None
+        raise ExportTargetError(
+            f"cannot export to {out_path}: a file appeared there while exporting; it was left as it is "
+            "(pass --force to replace it)"
+        ) from None
+
+
+async def _export(store: CoordinatedPersistence, session_id: str, fmt: str, target: str, force: bool) -> ExportResult:
     version = app_version()
     events = 0
     if fmt in ("md", "html"):
@@ -82,7 +131,7 @@ async def export_session(store: CoordinatedPersistence, session_id: str, fmt: st
         stats = fold_stats(view.stored, seed_length=seed if type(seed) is int else None)
         info = DocumentInfo(session_id, header, view.status, view.reason, stats, version)
         write = write_markdown if fmt == "md" else write_html
-        with atomic_output(target) as raw:
+        with atomic_output(target, replace=force) as raw:
             text = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", newline="\n", write_through=False)
             try:
                 write(text, info, transcript(view.stored))
@@ -91,12 +140,12 @@ async def export_session(store: CoordinatedPersistence, session_id: str, fmt: st
                 text.detach()  # the binary file is atomic_output's to close
         events = stats.events
     elif fmt == "jsonl":
-        with atomic_output(target) as raw:
+        with atomic_output(target, replace=force) as raw:
             await write_jsonl(store, session_id, raw)
     else:
-        with atomic_output(target) as raw:
+        with atomic_output(target, replace=force) as raw:
             events = await write_bundle(store, session_id, raw, version=version)
-    return ExportResult(session_id, fmt, target, os.path.getsize(target), events)
+    return ExportResult(session_id, fmt, target, os.lstat(target).st_size, events)
 
 
-__all__ = ["EXTENSIONS", "FORMATS", "ExportResult", "check_target", "export_session", "suggested_name"]
+__all__ = ["EXTENSIONS", "FORMATS", "ExportResult", "ExportTargetError", "check_target", "export_session", "suggested_name"]

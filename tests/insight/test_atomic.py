@@ -61,7 +61,7 @@ def _export(path: str, fmt: str, out: Path) -> Any:
     async def go() -> Any:
         store = ik.reader(path, "jsonl-zstd")
         try:
-            return await export_session(store, "s", fmt, str(out))
+            return await export_session(store, "s", fmt, str(out), force=True)  # over PREVIOUS: agreed
         finally:
             await store.close()
 
@@ -120,7 +120,7 @@ def test_a_clean_exit_replaces_and_an_exception_does_not(tmp_path: Path) -> None
     with atomic_output(str(target)) as f:
         f.write(b"one")
     assert target.read_bytes() == b"one"
-    with pytest.raises(ValueError), atomic_output(str(target)) as f:
+    with pytest.raises(ValueError), atomic_output(str(target), replace=True) as f:
         f.write(b"two")
         raise ValueError("stop")
     assert target.read_bytes() == b"one" and _leftovers(tmp_path) == []
@@ -153,7 +153,7 @@ _CHILD = textwrap.dedent(
         store = open_store(path, "jsonl-zstd", read_only=True, create=False)
         print("ready", flush=True)
         while True:
-            await export_session(store, "s", "md", out)
+            await export_session(store, "s", "md", out, force=True)
 
     asyncio.run(loop(sys.argv[1], sys.argv[2]))
     """
