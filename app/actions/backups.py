@@ -26,6 +26,7 @@ from app.actions.repair import (
     RepairWriteFailed,
     assess_artifact,
     backup_artifact,
+    refuse_live_writer,
 )
 from persistence import CoordinatedPersistence, SessionConflictError, SessionPersistenceError
 
@@ -122,6 +123,7 @@ async def restore_backup(
         verdict = await assess_artifact(store, session_id, ref, quiet_seconds=quiet_seconds)
         if verdict.reason is not None:
             raise RepairRefused(f'refusing to restore "{session_id}": {verdict.reason}')
+    refuse_live_writer(ref, session_id, "restore")
     try:
         store.assert_writable_artifact(ref.path)
     except SessionPersistenceError as err:

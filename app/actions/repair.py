@@ -46,6 +46,7 @@ from persistence import (
     SessionConflictError,
     SessionPersistenceError,
     copy_artifact_to,
+    jsonl_writer_holds,
 )
 
 # Room left on the volume beyond the backup and the repaired copy (the harness and the OS need some too).
@@ -411,6 +412,16 @@ def _refuse_unrepairable(session_id: str, preview: RepairPreview, accept_loss: b
         )
 
 
+def refuse_live_writer(ref: ArtifactRef, session_id: str, action: str) -> None:
+    """Refuse, even with ``--force``, while a live SessionScope session holds the log: the engine's commit would
+    wait for its lock and fail anyway (issue 21 item 1), so no backup is made for nothing."""
+    if ref.kind == "jsonl" and jsonl_writer_holds(ref.path):
+        raise RepairRefused(
+            f'refusing to {action} "{session_id}": a SessionScope writer holds {ref.path} (a live session); '
+            "--force cannot override a live writer. Nothing was changed and no backup was made; close that session first."
+        )
+
+
 def _check_writable(ref: ArtifactRef) -> None:
     """Refuse before the backup when the artifact (or, SQLite, its folder for the journal) is not writable."""
     folder = os.path.dirname(ref.path) or "."
@@ -500,6 +511,7 @@ async def execute_repair(
         refusal = verdict.refusal(session_id)
         if refusal is not None:
             raise RepairRefused(refusal)
+    refuse_live_writer(ref, session_id, "repair")
     if ref.kind == "sqlite":
         async with read_only_view(store) as view:
             damage = await view.integrity_check()

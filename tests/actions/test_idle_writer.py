@@ -21,10 +21,10 @@ import pytest
 import sessionkit as sk
 from actionkit import main_json, main_text, privatize, run
 
-from app.actions import repair
+from app.actions import backups, repair
 from app.actions.artifacts import ArtifactRef
 from app.actions.liveness import ProcessFacts, WriterHolds, assess_liveness, verdict_json
-from persistence import JsonlSessionPersistence, SessionStore, jsonl_writer_holds, open_store
+from persistence import JsonlSessionPersistence, SessionConflictError, SessionStore, jsonl_writer_holds, open_store
 
 pytestmark = [
     pytest.mark.timeout(60),
@@ -119,9 +119,22 @@ def test_a_quiet_live_store_is_seen_and_its_session_is_not_repaired(
             assert plan.liveness.idle is None and plan.idle_note is None  # live, so neither idle nor "possibly crashed"
             with pytest.raises(repair.RepairRefused, match="looks live: a SessionScope writer holds"):
                 await _repair(root)
-            # --force passes the guard, never the engine's lock: the commit is refused, typed.
-            with pytest.raises(repair.RepairRefused, match="holds the log"):
+            # --force passes the guard, never a live writer: refused before any backup is made...
+            with pytest.raises(repair.RepairRefused, match="--force cannot override a live writer"):
                 await _repair(root, force=True)
+            assert path.read_bytes() == before
+            assert [p.name for p in path.parent.iterdir() if ".bak-" in p.name] == []
+            with pytest.raises(repair.RepairRefused, match="--force cannot override a live writer"):
+                await _restore(root, str(path) + ".bak-20260101T000000Z")
+            # ...and the engine's commit itself waits for the writer's lock and fails typed.
+            store = open_store(root)
+            try:
+                revision = await store.read_stored_revision("s")
+                assert revision is not None
+                with pytest.raises(SessionConflictError, match="holds the log"):
+                    await store.repair("s", expected_revision=revision)
+            finally:
+                await store.close()
             assert path.read_bytes() == before
             session.append("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
             await live.flush("s")  # the writer goes on undisturbed
@@ -132,6 +145,15 @@ def test_a_quiet_live_store_is_seen_and_its_session_is_not_repaired(
 
     run(body())
     assert sk.seqs_of(run(_inspect(root)).events) == list(range(9))
+
+
+async def _restore(root: Path, backup: str) -> Any:
+    Path(backup).write_bytes(b"")  # a backup by name: the refusal comes before it is read
+    store = open_store(root)
+    try:
+        return await backups.restore_backup(store, "s", backup, force=True)
+    finally:
+        await store.close()
 
 
 async def _inspect(root: Path) -> Any:
