@@ -17,7 +17,7 @@ import pytest
 from guikit import WAIT_MS, make_turn, wait_listed, wait_opened
 from PySide6.QtCore import QPoint, QRectF, Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.actions.fork import execute_fork, plan_fork
 from app.gui.dialogs import ForkDialog
@@ -517,6 +517,65 @@ def test_export_failure_is_a_dialog_with_the_message(qtbot: Any, make_window: An
     assert "Traceback" not in box.text()
     box.close()
     assert not (root / "inside.jsonl").exists()
+
+
+def _export_dialog(qtbot: Any, w: Any, fmt: str, target: Path) -> ExportDialog:
+    w.insight.export_action.trigger()
+    qtbot.waitUntil(
+        lambda: isinstance(w.insight.export_dialog, ExportDialog) and w.insight.export_dialog.isVisible(), timeout=WAIT_MS
+    )
+    dlg = w.insight.export_dialog
+    dlg.set_format(fmt)
+    dlg.path.setText(str(target))
+    return dlg
+
+
+def test_export_over_an_existing_file_asks_first_and_never_over_a_link(
+    qtbot: Any, make_window: Any, root: Path, tmp_path: Path
+) -> None:
+    """Issue 21 item 5: the window asks before it replaces a file, and never writes through a link."""
+    w = open_window(qtbot, make_window, root, "beta", tmp_path)
+    seen: list[tuple[str, str, str]] = []
+    w.insight.exporter.done.connect(lambda o, m, p: seen.append((o, m, p)))
+    previous = b"PREVIOUS FILE\n"
+    out = tmp_path / "out" / "beta.md"
+    out.parent.mkdir()
+    out.write_bytes(previous)
+    dlg = _export_dialog(qtbot, w, "md", out)
+    assert dlg.export_button.isEnabled() and "asked before" in dlg.exists_note.text()
+    dlg.export_button.click()
+    qtbot.waitUntil(lambda: dlg.confirm_box is not None and dlg.confirm_box.isVisible(), timeout=WAIT_MS)
+    box = dlg.confirm_box
+    assert box is not None and str(out) in box.text()
+    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: dlg.confirm_box is None, timeout=WAIT_MS)
+    qtbot.wait(50)
+    assert dlg.isVisible() and not seen and out.read_bytes() == previous  # declined: nothing exported
+    dlg.export_button.click()
+    qtbot.waitUntil(lambda: dlg.confirm_box is not None and dlg.confirm_box.isVisible(), timeout=WAIT_MS)
+    box = dlg.confirm_box
+    assert box is not None
+    (replace,) = [b for b in box.buttons() if b.text() == "Replace"]
+    replace.click()
+    qtbot.waitUntil(lambda: bool(seen) and not w.insight.exporter.busy, timeout=WAIT_MS)
+    assert seen[0][0] == "done", seen
+    assert out.read_bytes() != previous and "alert" in out.read_text(encoding="utf-8")
+    # A symbolic link: Export is off and the note says why; pressed anyway, the exporter refuses it and the
+    # file the link points to is untouched.
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_bytes(previous)
+    link = tmp_path / "out" / "link.md"
+    link.symlink_to(elsewhere)
+    seen.clear()
+    dlg = _export_dialog(qtbot, w, "md", link)
+    assert not dlg.export_button.isEnabled() and "symbolic link" in dlg.exists_note.text()
+    dlg.accept()
+    qtbot.waitUntil(lambda: bool(seen) and not w.insight.exporter.busy, timeout=WAIT_MS)
+    assert seen[0][0] == "failed" and "symbolic link" in seen[0][1], seen
+    assert os.readlink(link) == str(elsewhere) and elsewhere.read_bytes() == previous
+    assert w.insight.error_box is not None
+    w.insight.error_box.close()
 
 
 # ---------------------------------------------------------------- fork with a title

@@ -36,13 +36,14 @@ POLL_MS = 250  # how often the progress label looks at the temporary file's size
 FORMAT_NAMES = {"md": "Markdown", "html": "HTML", "jsonl": "JSONL", "bundle": "support bundle"}
 
 
-def export_blocking(root: str, session_id: str, fmt: str, out: str) -> ExportResult:
-    """One export on the calling (worker) thread: its own loop and read-only store, closed afterwards."""
+def export_blocking(root: str, session_id: str, fmt: str, out: str, force: bool = False) -> ExportResult:
+    """One export on the calling (worker) thread: its own loop and read-only store, closed afterwards
+    (``force``: the user agreed to replace the existing file at ``out``)."""
 
     async def run() -> ExportResult:
         store = open_store(root, read_only=True, create=False)  # an export never changes, or makes, a store
         try:
-            return await export_session(store, session_id, fmt, out)
+            return await export_session(store, session_id, fmt, out, force=force)
         finally:
             await store.close()
 
@@ -92,21 +93,23 @@ class SessionExport(QObject):
     def busy(self) -> bool:
         return self.jobs.running("export")
 
-    def export(self, root: str, session_id: str, fmt: str, path: str) -> asyncio.Task[Any] | None:
+    def export(self, root: str, session_id: str, fmt: str, path: str, *, force: bool = False) -> asyncio.Task[Any] | None:
+        """Export in the background; an existing file at ``path`` is replaced only with ``force`` (the
+        dialog asked), anything else there is refused (``done`` says why)."""
         if self.busy:
             self.done.emit("failed", "Another export is still running; try again when it has finished.", path)
             return None
         self.session_id = session_id
-        return self.jobs.spawn(self._export(root, session_id, fmt, path), name=f"export {session_id}", key="export")
+        return self.jobs.spawn(self._export(root, session_id, fmt, path, force), name=f"export {session_id}", key="export")
 
-    async def _export(self, root: str, session_id: str, fmt: str, path: str) -> None:
+    async def _export(self, root: str, session_id: str, fmt: str, path: str, force: bool = False) -> None:
         what = f"Exporting {session_id} as {FORMAT_NAMES.get(fmt, fmt)} …"
         progress = Progress(what)
         self._watch = (progress, what, path)
         self.progress_started.emit(progress)
         self._timer.start()
         try:
-            result = await in_thread(export_blocking, root, session_id, fmt, path)
+            result = await in_thread(export_blocking, root, session_id, fmt, path, force)
         except asyncio.CancelledError:
             raise
         except (SessionPersistenceError, OSError, sqlite3.Error, ValueError) as err:

@@ -1,10 +1,14 @@
 """File > Export…: choose the format and the file an export of the open session goes to.
 
-The file name follows the format (``app.export.suggested_name``) until the user edits it; a target
-that exists is said to be replaced (the export itself is atomic: the old file stays until the new one
-is complete).  The dialog only collects the choice; ``controllers.session_export`` runs the export.
+The file name follows the format (``app.export.suggested_name``) until the user edits it.  An export
+never clobbers (``app.export.exporter``): a target that is a symbolic link, a FIFO, a device or a
+folder disables Export and says why; an existing regular file is replaced only after the user says
+so in a confirmation asked when Export is pressed (``force``; the export itself is atomic: the old
+file stays until the new one is complete).  The dialog only collects the choice;
+``controllers.session_export`` runs the export.
 
-May import: PySide6 and ``app.export`` (``FORMATS``, ``EXTENSIONS``, ``suggested_name``: values only).
+May import: PySide6 and ``app.export`` (``FORMATS``, ``EXTENSIONS``, ``suggested_name``, ``describe``:
+values and a pure look at the target only).
 """
 
 from __future__ import annotations
@@ -21,12 +25,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.export import EXTENSIONS, FORMATS, suggested_name
+from app.export.atomic import describe
 from app.gui.dialogs.parts import WARN, note
 
 FORMAT_LABELS = {
@@ -70,6 +76,8 @@ class ExportDialog(QDialog):
         layout.addWidget(self.exists_note)
         layout.addStretch(1)
         layout.addWidget(self.buttons)
+        self.force = False  # the user agreed to replace the existing file at ``target``
+        self.confirm_box: QMessageBox | None = None
         self._auto_name = True  # the file name follows the format until the user types one
         self.format_box.currentIndexChanged.connect(self._format_changed)
         self.path.textEdited.connect(self._edited)
@@ -102,17 +110,57 @@ class ExportDialog(QDialog):
 
     def _check(self, _text: str = "") -> None:
         target = self.target
-        self.export_button.setEnabled(bool(target) and not os.path.isdir(target))
-        if target and os.path.isdir(target):
+        what = describe(target) if target else None
+        self.force = False  # a new name: any earlier "Replace" was for another file
+        self.export_button.setEnabled(bool(target) and what is None)
+        if what == "a folder":
             self.exists_note.setText("That is a folder: add a file name.")
-        elif target and os.path.exists(target):
-            self.exists_note.setText("The file exists: it is replaced once the export is complete.")
+        elif what == "a symbolic link":
+            self.exists_note.setText(
+                "That is a symbolic link: an export never writes through or replaces one. "
+                "Choose the file it points to, or another name."
+            )
+        elif what is not None:
+            self.exists_note.setText(f"That is {what}: an export only writes a new file or replaces a regular one.")
+        elif target and os.path.lexists(target):
+            self.exists_note.setText(
+                "The file exists: you are asked before it is replaced (the old file stays until the new one is complete)."
+            )
         elif target and not os.path.isdir(os.path.dirname(target)):
             self.exists_note.setText("That folder does not exist.")
             self.export_button.setEnabled(False)
         else:
             self.exists_note.setText("")
         self.exists_note.setVisible(bool(self.exists_note.text()))
+
+    def accept(self) -> None:
+        """Export: an existing regular file is replaced only once the user said so (``force``)."""
+        target = self.target
+        if target and not self.force and os.path.lexists(target) and describe(target) is None:
+            self._ask_replace(target)
+            return
+        super().accept()
+
+    def _ask_replace(self, target: str) -> None:
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Replace the file?",
+            f"{target} already exists.\n\nReplace it with this export? The old file stays until the new one is complete.",
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        replace = box.addButton("Replace", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)  # Enter twice never replaces a file by accident
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.finished.connect(lambda _code: self._replace_answered(box.clickedButton() is replace, target))
+        self.confirm_box = box
+        box.open()
+
+    def _replace_answered(self, agreed: bool, target: str) -> None:
+        self.confirm_box = None
+        if agreed and target == self.target:
+            self.force = True
+            super().accept()
 
     def _browse(self) -> None:
         dlg = QFileDialog(self, "Export to …")

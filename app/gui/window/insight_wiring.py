@@ -451,14 +451,14 @@ class InsightFeatures(QObject):
         self.export_dialog = dlg
         try:
             code = await await_dialog(dlg)
-            fmt, target = dlg.fmt, dlg.target  # the dialog goes at the next loop turn: read it now
+            fmt, target, force = dlg.fmt, dlg.target, dlg.force  # the dialog goes at the next loop turn: read it now
         finally:
             self.export_dialog = None
             dlg.deleteLater()
         if code != QDialog.DialogCode.Accepted or not target:
             return
         self.export_folder = os.path.dirname(target)
-        self.exporter.export(root, row.session_id, fmt, target)
+        self.exporter.export(root, row.session_id, fmt, target, force=force)  # force: the dialog asked to replace
 
     def _export_done(self, outcome: str, message: str, _path: str) -> None:
         if outcome == "done":
