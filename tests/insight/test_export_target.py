@@ -22,7 +22,7 @@ import pytest
 import sessionkit as sk
 
 from app.cli import main
-from app.export import ExportTargetError, atomic, export_session, run_export
+from app.export import ExportTargetError, atomic, check_target, export_session, run_export
 from app.export.atomic import TEMP_SUFFIX
 from persistence import SessionArgumentError
 
@@ -177,3 +177,19 @@ def test_the_command_line_refuses_with_the_typed_error_and_exit_2(root: str, tmp
     assert code == 2 and "exists" in json.loads(text)["error"]["message"]
     text, code = run_export(root, "s", "md", str(out), force=True)
     assert code == 0 and text.startswith("exported md of session s")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="no /dev/null on this system")
+def test_a_device_node_is_refused_before_anything_is_written(root: str) -> None:
+    # ``check_target`` only looks (lstat): nothing here can write to, or rename over, the device.
+    async def go() -> None:
+        store = ik.reader(root, "jsonl-zstd")
+        try:
+            for force in (False, True):
+                with pytest.raises(ExportTargetError, match="character device"):
+                    check_target(store, "/dev/null", force=force)
+        finally:
+            await store.close()
+
+    ik.run(go())
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
