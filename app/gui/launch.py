@@ -3,7 +3,9 @@
 
 Importing this module imports no Qt (the command line imports it to learn whether the window can
 run); Qt, qasync and the window are imported inside ``run_app``, which also applies the process-wide
-responsiveness knobs once (``runtime.responsiveness``).  Default folders come from ``app.paths``, the
+responsiveness knobs once (``runtime.responsiveness``) and, first of all, catches SIGTERM, SIGHUP and
+SIGINT (``runtime.quit_signals``): each closes the window and shuts the worker pool down as a close
+does, and the process exits with 128 + the signal's number.  Default folders come from ``app.paths``, the
 demo from ``app.demo``.  It also starts the log file (``app.logging_setup``) and, for this window only,
 the crash reporter (``dialogs.crash_dialog``): here and not in ``MainWindow`` so that tests, which
 build windows themselves, keep pytest-qt's hook that fails a test on an exception in a slot.
@@ -16,11 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.logging_setup import configure_logging, log_startup
 from app.paths import default_root, demo_root_path
+
+if TYPE_CHECKING:  # a type only: importing this module imports no Qt and installs nothing
+    from app.gui.runtime.quit_signals import QuitSignals
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 ICON_NAME = "sessionscope.svg"
@@ -48,12 +55,37 @@ def run_app(
     screenshot_of: str = "window",
 ) -> int:
     """Open the window; with ``screenshot`` save a PNG of it once loaded and return (0 on success)."""
+    from app.gui.runtime.quit_signals import QuitSignals
+
+    # First: from here on SIGTERM/SIGHUP/SIGINT wait for the loop instead of killing the process midway.
+    signals = QuitSignals()
+    try:
+        return _open_window(
+            signals, root, demo, session, screenshot, tab=tab, timeout=timeout, seq=seq, screenshot_of=screenshot_of
+        )
+    finally:
+        signals.restore()
+
+
+def _open_window(
+    signals: QuitSignals,
+    root: str | None,
+    demo: bool,
+    session: str | None,
+    screenshot: str | None,
+    *,
+    tab: str | None,
+    timeout: float,
+    seq: int | None,
+    screenshot_of: str,
+) -> int:
     import qasync
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
     from app.demo import ensure_demo_root
     from app.gui.dialogs.crash_dialog import CrashReporter
+    from app.gui.runtime.quit_signals import exit_code_for
     from app.gui.runtime.responsiveness import apply_responsiveness_knobs
     from app.gui.runtime.worker_processes import shutdown_pool, warm_pool
     from app.gui.window.main_window import MainWindow
@@ -80,6 +112,18 @@ def run_app(
     reporter.install()
     window.show()
     result = {"code": 0}
+    tasks: list[asyncio.Task[None]] = []
+
+    def quit_on_signal(signum: int) -> None:
+        """A quit signal: close every window and stop the loop; the shutdown below then runs as on a close."""
+        logging.getLogger(__name__).info("stopping on %s", signal.Signals(signum).name)
+        result["code"] = exit_code_for(signum)
+        for pending in tasks:
+            pending.cancel()  # a screenshot or the demo's build in progress: its result no longer matters
+        app.closeAllWindows()
+        loop.stop()
+
+    signals.watch(quit_on_signal, parent=app)
 
     async def start() -> None:
         if demo:
@@ -103,6 +147,7 @@ def run_app(
     with loop:
         task = loop.create_task(start())
         task.add_done_callback(started)
+        tasks.append(task)
         loop.run_forever()
         loop.run_until_complete(window.shutdown())
     reporter.uninstall()
