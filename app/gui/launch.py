@@ -5,8 +5,10 @@ Importing this module imports no Qt (the command line imports it to learn whethe
 run); Qt, qasync and the window are imported inside ``run_app``, which also applies the process-wide
 responsiveness knobs once (``runtime.responsiveness``) and, first of all, catches SIGTERM, SIGHUP and
 SIGINT (``runtime.quit_signals``): each closes the window and shuts the worker pool down as a close
-does, and the process exits with 128 + the signal's number.  Default folders come from ``app.paths``, the
-demo from ``app.demo``.  It also starts the log file (``app.logging_setup``) and, for this window only,
+does, and the process exits with 128 + the signal's number.  Before any of that it asks
+``runtime.display_check`` whether Qt can open a window here (exit 2 with what is missing if not).
+Default folders come from ``app.paths``, the demo from ``app.demo``.  It also starts the log file
+(``app.logging_setup``) and, for this window only,
 the crash reporter (``dialogs.crash_dialog``): here and not in ``MainWindow`` so that tests, which
 build windows themselves, keep pytest-qt's hook that fails a test on an exception in a slot.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -54,8 +57,18 @@ def run_app(
     seq: int | None = None,
     screenshot_of: str = "window",
 ) -> int:
-    """Open the window; with ``screenshot`` save a PNG of it once loaded and return (0 on success)."""
+    """Open the window; with ``screenshot`` save a PNG of it once loaded and return (0 on success).
+
+    Exit 2 without trying when Qt cannot open a window here (no display, missing libraries): Qt itself
+    would abort the process (134) with a misleading hint.
+    """
+    from app.gui.runtime.display_check import display_problem
     from app.gui.runtime.quit_signals import QuitSignals
+
+    problem = display_problem(os.environ)
+    if problem is not None:
+        sys.stderr.write(problem.message())
+        return 2
 
     # First: from here on SIGTERM/SIGHUP/SIGINT wait for the loop instead of killing the process midway.
     signals = QuitSignals()
