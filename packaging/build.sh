@@ -96,6 +96,8 @@ tarball="dist/sessionscope-$version-linux-$arch.tar.gz"
 rm -rf "build/tar" && mkdir -p "build/tar/$top"
 cp -a dist/sessionscope/. "build/tar/$top/"
 cp -a "$share" "build/tar/$top/share"
+# The license and the notices at the top, beside INSTALL.txt (the full texts are in _internal/licenses).
+install -m644 LICENSE THIRD_PARTY_NOTICES "build/tar/$top/"
 cat >"build/tar/$top/INSTALL.txt" <<EOF
 SessionScope $version for Linux $arch (glibc >= 2.35: Debian 12, Ubuntu 22.04 or newer)
 
@@ -105,6 +107,9 @@ Install for you:   mkdir -p ~/.local/opt ~/.local/bin && cp -a . ~/.local/opt/se
                    cp -r share/. ~/.local/share/     (menu entry, icons, sessionscope:// links)
 Uninstall:         rm -rf ~/.local/opt/sessionscope ~/.local/bin/sessionscope
                    rm -f ~/.local/share/applications/sessionscope.desktop ~/.local/share/icons/hicolor/*/apps/sessionscope.*
+License:           MIT (LICENSE); the components it bundles (Qt and PySide6 under the LGPL-3.0, ...) are
+                   listed in THIRD_PARTY_NOTICES, with how to replace the Qt libraries; full texts in
+                   _internal/licenses (Help > About > Licenses shows them)
 Debian/Ubuntu libraries it needs (a desktop usually has most):
   $(python3 packaging/deb_depends.py dist/sessionscope | tee build/depends.txt)
 EOF
@@ -124,7 +129,9 @@ cp -a dist/sessionscope "$stage/opt/sessionscope"
 # /proc/self/exe, so it finds /opt/sessionscope/_internal through the link.
 ln -s /opt/sessionscope/sessionscope "$stage/usr/bin/sessionscope"
 cp -a "$share/." "$stage/usr/share/"
-install -Dm644 packaging/debian/copyright "$stage/usr/share/doc/sessionscope/copyright"
+# The copyright file: the header, LICENSE and THIRD_PARTY_NOTICES (the full texts are in the app's _internal/licenses).
+"$PYTHON" packaging/deb_copyright.py build/copyright
+install -Dm644 build/copyright "$stage/usr/share/doc/sessionscope/copyright"
 install -Dm644 packaging/debian/lintian-overrides "$stage/usr/share/lintian/overrides/sessionscope"
 # The release date from CHANGELOG.md ("## [0.1.0] - 2026-12-02"), else today.
 released=$(sed -n "s/^## \[$version\] - \([0-9-]*\).*/\1/p" CHANGELOG.md | head -1)

@@ -7,6 +7,8 @@
 #    be a real window (PNG signature, at least 800x500 px, distinct colours, not one flat fill); the same
 #    for Help > About and the crash dialog of a deliberate error (--screenshot-of about|crash).
 #    The tarball's binary must run from wherever it is unpacked (--help, no display needed).
+#    The .deb's copyright file carries LICENSE and THIRD_PARTY_NOTICES; the .deb and the tarball ship every
+#    license text (_internal/licenses), and the tarball LICENSE and THIRD_PARTY_NOTICES at its top.
 # 3. lintian on the .deb (any error fails; warnings are printed), desktop-file-validate on the desktop
 #    entry and `appstreamcli validate --no-net` on the metainfo, both as shipped in the .deb.
 # 4. Size limits (issue 15: app < 150 MB, .deb < 60 MB) fail the step; times are only printed
@@ -88,6 +90,24 @@ mkdir "$work/tar" && tar -xzf "$tarball" -C "$work/tar"
 "$work/tar/sessionscope-$version/sessionscope" --help >/dev/null
 [ -f "$work/tar/sessionscope-$version/share/applications/sessionscope.desktop" ]
 say "the tarball's app runs from $work/tar (--help) and ships share/applications"
+# Licenses (issue 21 item 12): the .deb's copyright file carries the license and the notices, and both the
+# .deb and the tarball ship every license text the notices name (the LGPL-3.0 of Qt and PySide6 first).
+check_licenses() {  # check_licenses FOLDER_OF_TEXTS WHAT
+  local name
+  for name in LICENSE THIRD_PARTY_NOTICES $(cd resources/licenses && ls *.txt); do
+    [ -s "$1/$name" ] || { say "FAILED: $2 lacks $1/$name"; exit 1; }
+  done
+}
+copyright_file=$work/deb/usr/share/doc/sessionscope/copyright
+for phrase in "MIT License" "The SessionScope authors" "LGPL-3.0" "replacing them" zstandard orjson watchdog psutil qasync "PSF"; do
+  grep -q -- "$phrase" "$copyright_file" || { say "FAILED: the .deb's copyright file does not mention '$phrase'"; exit 1; }
+done
+check_licenses "$work/deb/opt/sessionscope/_internal/licenses" "the .deb"
+check_licenses "$work/tar/sessionscope-$version/_internal/licenses" "the tarball"
+for name in LICENSE THIRD_PARTY_NOTICES; do
+  cmp -s "$name" "$work/tar/sessionscope-$version/$name" || { say "FAILED: the tarball's $name differs from the source's"; exit 1; }
+done
+say "licenses: the .deb's copyright file has the license and notices; both ship $(ls resources/licenses | wc -l) full texts"
 
 # --- 3. validators ----------------------------------------------------------------------------------
 status=0

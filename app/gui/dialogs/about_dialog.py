@@ -1,12 +1,16 @@
 """Help > About: the version, the file formats this build reads, what it runs on and where it keeps
 its files, with a button to open each folder and one to copy it all into a bug report.
 
+Why the license: SessionScope is MIT-licensed and ships Qt and PySide6 (LGPL-3.0) and other
+components under their own licenses, whose texts its installers must carry; the Licenses button
+shows each of them (``app.about.license_documents``), the notices first.
+
 Why the formats: a log written by a newer harness is refused by version number; the About box is
 where a user learns which numbers this build reads.  Why the folders: "delete the cache" or "attach
 the log" is advice a user can only follow when the app says where those live.
 
 May import: PySide6, ``app.about`` (the Qt-free facts), ``app.paths`` and ``app.logging_setup``
-(the folders), ``app.gui.dialogs.parts`` and ``app.gui.settings``.
+(the folders), ``app.gui.dialogs.parts``, ``app.gui.style`` and ``app.gui.settings``.
 """
 
 from __future__ import annotations
@@ -22,18 +26,23 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QGridLayout,
+    QHBoxLayout,
     QLabel,
+    QListWidget,
+    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.about import DISPLAY_NAME, AboutFacts, about_facts
+from app.about import DISPLAY_NAME, AboutFacts, LicenseDocument, about_facts, license_documents
+from app.gui import style
 from app.gui.dialogs.parts import note
 from app.logging_setup import current_log_file, log_dir
 from app.paths import cache_dir, data_dir
 
 ABOUT_MIN_WIDTH_PX = 760
+LICENSE_LINE = "MIT License; Qt and PySide6 under the LGPL-3.0 (Licenses shows every text)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +101,7 @@ def about_text(facts: AboutFacts, folders: tuple[Folder, ...]) -> str:
         f"Python: {facts.python} ({facts.executable})",
         f"Qt: {qVersion()}, PySide6: {PySide6.__version__}",
         f"Platform: {facts.platform}",
+        f"License: {LICENSE_LINE}",
     ]
     lines += [f"{f.label}: {f.shown}" for f in folders]
     return "\n".join(lines) + "\n"
@@ -120,6 +130,7 @@ class AboutDialog(QDialog):
             ("Python", f"{facts.python}"),
             ("Qt", f"{qVersion()} (PySide6 {PySide6.__version__})"),
             ("Platform", facts.platform),
+            ("License", LICENSE_LINE),
         )
         for name, value in rows:
             at = grid.rowCount()
@@ -143,6 +154,11 @@ class AboutDialog(QDialog):
         self.copy_button = buttons.addButton("Copy", QDialogButtonBox.ButtonRole.ActionRole)
         self.copy_button.setToolTip("Copy these facts for a bug report")
         self.copy_button.clicked.connect(self.copy)
+        self.licenses_button = buttons.addButton("Licenses", QDialogButtonBox.ButtonRole.ActionRole)
+        self.licenses_button.setToolTip("SessionScope's license and those of the components it ships")
+        self.licenses_button.setAutoDefault(False)
+        self.licenses_button.clicked.connect(self.show_licenses)
+        self.licenses_dialog: LicensesDialog | None = None
         buttons.rejected.connect(self.reject)
 
         layout = QVBoxLayout(self)
@@ -172,5 +188,69 @@ class AboutDialog(QDialog):
         QGuiApplication.clipboard().setText(self.text())
         self.copy_button.setText("Copied")
 
+    def show_licenses(self) -> None:
+        if self.licenses_dialog is None:
+            self.licenses_dialog = LicensesDialog(license_documents(), self)
+        self.licenses_dialog.show()
+        self.licenses_dialog.raise_()
 
-__all__ = ["AboutDialog", "Folder", "about_text", "app_folders", "default_settings_file", "existing_folder", "open_folder"]
+
+class LicensesDialog(QDialog):
+    """Each license text SessionScope ships: a list of titles, the chosen text beside it (read-only)."""
+
+    def __init__(self, documents: tuple[LicenseDocument, ...], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"{DISPLAY_NAME}: licenses")
+        self.documents = documents
+        self.list = QListWidget(self)
+        self.list.addItems([d.title for d in documents])
+        self.list.setMaximumWidth(220)
+        self.view = QPlainTextEdit(self)
+        self.view.setReadOnly(True)
+        self.view.setFont(style.mono_font())
+        self.view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.list.currentRowChanged.connect(self.show_document)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        row = QHBoxLayout()
+        row.addWidget(self.list)
+        row.addWidget(self.view, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row, 1)
+        layout.addWidget(buttons)
+        self.resize(980, 640)
+        if documents:
+            self.list.setCurrentRow(0)
+        else:  # a build packaged without its license files: say so rather than show nothing
+            self.view.setPlainText("The license files are missing from this installation; SessionScope is under the MIT License.")
+
+    def titles(self) -> list[str]:
+        return [d.title for d in self.documents]
+
+    def show_document(self, row: int) -> None:
+        if not 0 <= row < len(self.documents):
+            return
+        if self.list.currentRow() != row:
+            self.list.setCurrentRow(row)  # shows it through currentRowChanged
+            return
+        doc = self.documents[row]
+        try:
+            text = doc.path.read_text(encoding="utf-8", errors="replace")
+        except OSError as err:
+            text = f"Cannot read {doc.path}: {err.strerror or err}"
+        self.view.setPlainText(text)
+
+    def shown_text(self) -> str:
+        return self.view.toPlainText()
+
+
+__all__ = [
+    "AboutDialog",
+    "Folder",
+    "LicensesDialog",
+    "about_text",
+    "app_folders",
+    "default_settings_file",
+    "existing_folder",
+    "open_folder",
+]
