@@ -4,10 +4,11 @@ Layout, from the bottom up (a package imports only the ones above it in this lis
 ``persistence`` package, ``app.timeline``, ``app.actions``, ``app.paths`` and ``app.demo``):
 
 - ``style.py``, ``settings.py``: the palette and formatting; what the window remembers (QSettings).
-- ``models/``: one Qt item model per concept, and the plain values they show (``session_row``,
-  ``raw_text``); no I/O.
+- ``models/``: one Qt item model per concept, and the plain values they show (``session_row``); no
+  I/O.  The logic under them is Qt-free, outside the window: ``app.listing`` (the list's order,
+  filter, unseen marks and the root scan) and ``app.rawview`` (the Raw tab's line index and find).
 - ``runtime/``: how work runs without freezing the window: jobs, worker threads, the process pool
-  and the root scan it runs, the read-only engine handle, the collector policy and the process-wide
+  (it runs ``app.listing.root_scan``), the read-only engine handle, the collector policy and the process-wide
   knobs (applied once, by ``launch``).
 - ``views/``, then ``dialogs/`` (a dialog may use a view's widget): widgets that lay out models and
   forward what the user asks for; no view or dialog imports a controller.

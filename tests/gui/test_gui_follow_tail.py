@@ -15,9 +15,9 @@ from guikit import WAIT_MS, make_turn, wait_listed, wait_opened
 from PySide6.QtWidgets import QAbstractSlider, QTableView
 
 from app.gui.models.raw_lines import RawLinesModel
-from app.gui.models.raw_text import decode_jsonl
 from app.gui.views.follow_tail import FollowTail
 from app.gui.window.menus import TAB_RAW
+from app.rawview.raw_text import decode_jsonl
 from persistence import JsonlSessionPersistence
 
 pytestmark = pytest.mark.timeout(90)

@@ -16,10 +16,11 @@ from test_gui_actions import make_root, open_on
 
 from app.gui.controllers.session_list import SessionListController
 from app.gui.models.session_row import SessionRow
-from app.gui.models.sessions import SEEN_MAX_PER_ROOT, UNSEEN_ROLE, UNSEEN_TIP, Col, SessionListModel
+from app.gui.models.sessions import UNSEEN_ROLE, UNSEEN_TIP, Col, SessionListModel
 from app.gui.settings import AppSettings
 from app.gui.views import session_list as session_list_view
 from app.gui.window.main_window import MainWindow
+from app.listing import SEEN_MAX_PER_ROOT
 from persistence import JsonlSessionPersistence
 
 pytestmark = pytest.mark.timeout(90)

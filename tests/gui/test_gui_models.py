@@ -11,11 +11,11 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from app.gui.models.header_fields import HeaderFieldsModel, header_rows
 from app.gui.models.raw_lines import RawLinesModel
-from app.gui.models.raw_text import RawText, decode_jsonl
 from app.gui.models.session_row import Details, SessionRow
 from app.gui.models.sessions import Col, SessionListModel, sort_value
 from app.gui.models.timeline import TimelineModel
-from app.gui.runtime.root_scan import scan_root
+from app.listing.root_scan import scan_root
+from app.rawview.raw_text import RawText, decode_jsonl
 from app.timeline import block_spans, derive, tail_first_span
 
 pytestmark = pytest.mark.timeout(60)

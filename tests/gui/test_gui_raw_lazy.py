@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.gui.models.raw_lines import FULL_TEXT_ROLE, RawLinesModel
-from app.gui.models.raw_text import (
+from app.rawview.raw_text import (
     _KIND_OF,
     _LINE_HEAD,
     _ROW_TAGS,

@@ -13,8 +13,8 @@ from guikit import UPSTREAM, copy_private, need_upstream
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.gui.models.raw_text import decode_jsonl, decode_records
-from app.gui.runtime.root_scan import scan_root, session_dir_of
+from app.listing.root_scan import scan_root, session_dir_of
+from app.rawview.raw_text import decode_jsonl, decode_records
 from persistence import decode_segment, encode_segment, open_store
 
 pytestmark = pytest.mark.timeout(60)
@@ -113,6 +113,6 @@ def test_torn_and_corrupt_artifacts_decode_what_they_can(tmp_path: Path) -> None
     ],
 )
 def test_packed_row_member_count_without_a_full_parse(line: bytes, members: int) -> None:
-    from app.gui.models.raw_text import _row_members
+    from app.rawview.raw_text import _row_members
 
     assert _row_members(line) == members

@@ -10,10 +10,10 @@ import pytest
 from guikit import WAIT_MS, make_turn, wait_listed, wait_opened
 from PySide6.QtCore import Qt
 
-from app.gui.models.find_matches import MAX_MATCHES, find_in_raw
-from app.gui.models.raw_text import RawText, decode_records
 from app.gui.window.main_window import TAB_RAW
 from app.paths import CACHE_DIR_ENV
+from app.rawview.find_matches import MAX_MATCHES, find_in_raw
+from app.rawview.raw_text import RawText, decode_records
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -173,14 +173,14 @@ def test_matcher_counts_one_match_per_line_and_caps(monkeypatch: pytest.MonkeyPa
     t.add_text(b"".join(b'{"type":"user/message","seq":%d,"data":{"t":"aaa aaa aaa"}}\n' % i for i in range(50)))
     m = find_in_raw(t, "aaa")
     assert list(m.lines) == list(range(50)) and m.seq_ranges == ((0, 49),)
-    monkeypatch.setattr("app.gui.models.find_matches.MAX_MATCHES", 10)
+    monkeypatch.setattr("app.rawview.find_matches.MAX_MATCHES", 10)
     capped = find_in_raw(t, "aaa")
     assert len(capped) == 10 and capped.capped and capped.count_text(None) == "10+ matches"
     assert MAX_MATCHES > 10
 
 
 def test_matcher_scans_in_chunks_without_missing_matches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("app.gui.models.find_matches.CHUNK_BYTES", 64)
+    monkeypatch.setattr("app.rawview.find_matches.CHUNK_BYTES", 64)
     t = RawText()
     t.add_text(
         b"".join(

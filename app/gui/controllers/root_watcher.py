@@ -4,7 +4,7 @@ The watchdog handler runs on the observer thread and only puts paths on a thread
 there).  A GUI-thread timer drains the queue, coalesces a burst of events into the set of session
 directories they touch, and emits that set once.
 
-May import: PySide6.QtCore, watchdog, ``runtime.root_scan`` and ``runtime.worker_threads``.
+May import: PySide6.QtCore, watchdog, ``app.listing.root_scan`` and ``runtime.worker_threads``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
-from app.gui.runtime.root_scan import session_dir_of
 from app.gui.runtime.worker_threads import in_thread
+from app.listing.root_scan import session_dir_of
 
 log = logging.getLogger(__name__)
 _IGNORED_EVENTS = frozenset({"opened", "closed_no_write"})

@@ -14,10 +14,10 @@ import threading
 
 from PySide6.QtCore import QObject, Signal
 
-from app.gui.models.find_matches import FindMatches, find_in_raw
 from app.gui.models.raw_lines import RawLinesModel
 from app.gui.runtime.jobs import Jobs
 from app.gui.runtime.worker_threads import in_thread
+from app.rawview.find_matches import FindMatches, find_in_raw
 
 NEXT, PREVIOUS = "next", "previous"
 

@@ -42,7 +42,10 @@ from app.gui.models.session_row import SessionRow
 from app.gui.models.sessions import SessionListModel
 from app.gui.runtime.collector import collector_paused
 from app.gui.runtime.jobs import Jobs
-from app.gui.runtime.root_scan import (
+from app.gui.runtime.viewer_store import ViewerStore, open_for_viewing
+from app.gui.runtime.worker_processes import scan_project, shared_pool
+from app.gui.runtime.worker_threads import in_thread
+from app.listing.root_scan import (
     FoundArtifact,
     artifacts_in_project_dir,
     artifacts_in_session_dir,
@@ -50,9 +53,6 @@ from app.gui.runtime.root_scan import (
     root_problem_rows,
     scan_root,
 )
-from app.gui.runtime.viewer_store import ViewerStore, open_for_viewing
-from app.gui.runtime.worker_processes import scan_project, shared_pool
-from app.gui.runtime.worker_threads import in_thread
 from persistence import upstream_class_of
 
 DEFAULT_POLL_MS = 5000

@@ -8,7 +8,7 @@ Where the log is damaged: the first marker line (bytes that do not decode), or e
 timeline's decodable prefix stopped at (``set_damage_hint``: a line that decodes but breaks the log,
 such as a line of invalid JSON in a plain log), painted like a marker.
 
-May import: PySide6, ``app.gui.style``, ``models.one_call_per_cell`` and ``models.raw_text``.
+May import: PySide6, ``app.gui.style``, ``models.one_call_per_cell`` and ``app.rawview.raw_text``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 
 from app.gui import style
 from app.gui.models.one_call_per_cell import OneCallPerCell
-from app.gui.models.raw_text import K_CHUNK, K_HEADER, K_REQUEST, K_STEP, K_TOOL, K_TURN, K_USER, RawText
+from app.rawview.raw_text import K_CHUNK, K_HEADER, K_REQUEST, K_STEP, K_TOOL, K_TURN, K_USER, RawText
 
 Index = QModelIndex | QPersistentModelIndex
 

@@ -20,8 +20,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
 from app.gui.models.session_row import READABLE, Details
-from app.gui.runtime.root_scan import FoundArtifact, artifacts_in_project_dir
 from app.gui.runtime.viewer_store import open_for_viewing
+from app.listing.root_scan import FoundArtifact, artifacts_in_project_dir
 from app.records import latest_title
 from persistence import CoordinatedPersistence, SessionPersistenceError, upstream_class_of
 

@@ -22,7 +22,6 @@ from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, QTim
 from app.activity import DONE
 from app.gui.controllers.search import IndexState, SearchController, SearchRequest
 from app.gui.controllers.session_find import NEXT, PREVIOUS, SessionFind
-from app.gui.models.find_matches import FindMatches
 from app.gui.models.search_results import SearchResultsModel
 from app.gui.views.find_bar import FindBar, MatchDelegate, mark_text
 from app.gui.views.progress_panel import ProgressPanel
@@ -30,6 +29,7 @@ from app.gui.views.search_pane import SearchPane
 from app.gui.window.context import WindowContext
 from app.gui.window.event_navigation import EventNavigator
 from app.gui.window.tabs import HEADER, TIMELINE
+from app.rawview.find_matches import FindMatches
 from app.search import Hit, SearchFilters, SearchResult, SessionHits
 from app.timeline import TimelineNode
 

@@ -10,8 +10,8 @@ cannot use (an unreadable folder, a symlink, a header with a number outside JSON
 bad row with its reason, never a failed listing.
 
 Only headers are read here (the first zstd frame or the first line); statuses come later from the
-engine's ``diagnose``.  The functions take paths, so a worker *process* runs them
-(``runtime.worker_processes``); ``header_cache`` is the engine's ``HeaderCache``, owned by the caller.
+engine's ``diagnose``.  The functions take paths, so a worker *process* runs them (the window's
+``app.gui.runtime.worker_processes``); ``header_cache`` is the engine's ``HeaderCache``, owned by the caller.
 
 May import: the public ``persistence`` package and the standard library.
 """

@@ -16,7 +16,7 @@ holds the live ``bytearray`` that the GUI thread appends to while following a li
 a match the scan jumps to the end of its line: a common word costs one match per line, not one per
 occurrence.
 
-May import: the standard library and ``models.raw_text``.
+May import: the standard library and ``app.rawview.raw_text``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from app.gui.models.raw_text import DecodeCancelled, RawText
+from app.rawview.raw_text import DecodeCancelled, RawText
 
 CHUNK_BYTES = 1 << 20  # bytes scanned per regex call (~1-3 ms each)
 MAX_MATCHES = 100_000  # matching lines kept (past it, "100,000+" is shown and later lines are not found)
