@@ -2,7 +2,10 @@
 
 - ``jobs``: keyed asyncio tasks on the Qt loop (cancellation, errors reported, never lost);
 - ``worker_threads``: off-thread work with cancellation and progress (``in_thread``, ``Progress``);
-- ``worker_processes``: the process pool and what its workers run (listing, diagnosis);
+- ``worker_processes``: the process pool and what its workers run (listing, diagnosis); a worker
+  exits when the window's process dies, however it dies;
+- ``quit_signals``: SIGTERM, SIGHUP and SIGINT close the window like its close button (launcher);
+- ``display_check``: whether Qt can open a window here, asked before Qt starts (launcher);
 - the root scan those workers run is Qt-free: ``app.listing.root_scan``;
 - ``viewer_store``: the read-only engine store, every call under the collector policy;
 - ``collector``: the one owner of the cyclic collector in the window's process;
@@ -11,6 +14,6 @@
   refcount guard), called by the launcher.
 
 May import: the standard library, the public ``persistence`` package, ``app.timeline``, ``app.listing`` and the
-value modules of ``models`` (``session_row``); Qt only in ``jobs`` (QObject signals) and the guard's
-probe.  Nothing here imports a view, a dialog, a controller or the window.
+value modules of ``models`` (``session_row``); Qt only in ``jobs`` (QObject signals), the guard's
+probe and ``quit_signals.watch`` (a QSocketNotifier).  Nothing here imports a view, a dialog, a controller or the window.
 """
