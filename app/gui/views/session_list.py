@@ -25,27 +25,16 @@ Why it looks and behaves this way (issue 16, a 10,000-session root):
   holding the session's artifact (a SQLite store: the database's folder) in the desktop's file manager.
 - **Unseen sessions** (bold title and a dot, from the model): opening a row marks it looked at.
 
-May import: PySide6, ``app.gui.style`` and ``models.sessions`` / ``models.session_row``.
+May import: PySide6, ``app.gui.style``, ``models.sessions`` / ``models.session_row`` and ``views.session_table``.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import (
-    QAction,
-    QColor,
-    QDesktopServices,
-    QGuiApplication,
-    QKeyEvent,
-    QKeySequence,
-    QPainter,
-    QPaintEvent,
-    QResizeEvent,
-)
+from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -56,7 +45,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QPushButton,
     QStackedWidget,
-    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -65,6 +53,7 @@ from PySide6.QtWidgets import (
 from app.gui import style
 from app.gui.models.session_row import SessionRow
 from app.gui.models.sessions import HEADERS, KEY_ROLE, LIVE_LABEL, Col, SessionListModel, project_label
+from app.gui.views.session_table import SessionTable
 
 FILTER_DEBOUNCE_MS = 20  # keys closer together than this are filtered once, this long after the last
 FILTER_INSTANT_ROWS = 2000  # a root of at most this many sessions filters on every key (a pass: < 1 ms)
@@ -92,57 +81,6 @@ def containing_folder(row: SessionRow, root_folder: str | None) -> str | None:
     if row.path:
         return os.path.dirname(row.path)
     return root_folder
-
-
-class SessionTable(QTableView):
-    activated_key = Signal(str)
-    copy_requested = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.placeholder: Callable[[], str] = lambda: ""  # what the viewport says when no row is shown
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            idx = self.currentIndex()
-            if idx.isValid():
-                self.activated_key.emit(idx.data(KEY_ROLE))
-                return
-        if event.matches(QKeySequence.StandardKey.Copy):
-            # Qt's default copies the current cell's text (the Status column: "ok"): copy the ids instead.
-            self.copy_requested.emit()
-            event.accept()
-            return
-        super().keyPressEvent(event)
-
-    def moveCursor(self, cursorAction: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier) -> QModelIndex:
-        """Home / End (with or without Ctrl) go to the first / last row in the current column.
-
-        QTableView sends End to the last column (Ctrl+End: the last row's last column), which scrolls the
-        table sideways to "Created"; in a list of whole-row selections that is never what is meant.
-        """
-        home = QAbstractItemView.CursorAction.MoveHome
-        end = QAbstractItemView.CursorAction.MoveEnd
-        model = self.model()
-        if cursorAction in (home, end) and model is not None:
-            rows = model.rowCount()
-            if rows == 0:
-                return QModelIndex()
-            cur = self.currentIndex()
-            col = cur.column() if cur.isValid() else self.horizontalHeader().logicalIndex(0)
-            return model.index(0 if cursorAction == home else rows - 1, col)
-        return super().moveCursor(cursorAction, modifiers)
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
-        text = self.placeholder()
-        if not text:
-            return
-        p = QPainter(self.viewport())
-        p.setPen(QColor(style.MUTED))
-        area = self.viewport().rect().adjusted(16, 28, -16, -16)
-        p.drawText(area, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap), text)
-        p.end()
 
 
 class TabBarNote(QLabel):
