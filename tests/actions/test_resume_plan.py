@@ -23,11 +23,11 @@ pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("fast_fsync")]
 WORK = "/proj/resume-plan"  # a cwd no harness process runs in
 
 
-def _write(root: Path, *, crashed: bool = False) -> None:
+def _write(root: Path, *, crashed: bool = False, cwd: str = WORK) -> None:
     async def go() -> None:
         store = open_store(root)
         try:
-            await store.create(sk.meta("s1", WORK))
+            await store.create(sk.meta("s1", cwd))
             await store.append("s1", sk.one_turn_log() + (sk.open_turn2() if crashed else []))
         finally:
             await store.close()
@@ -115,9 +115,15 @@ def test_plan_resume_reads_only_and_carries_everything(tmp_path: Path) -> None:
     assert plan.with_template("x {id}").command.argv == ["x", "s1"]  # type: ignore[union-attr]
 
 
-def test_execute_resume_refuses_in_order_and_writes_only_when_allowed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cwd_exists", [False, True])
+def test_execute_resume_refuses_in_order_and_writes_only_when_allowed(tmp_path: Path, cwd_exists: bool) -> None:
     root = tmp_path / "root"
-    _write(root, crashed=True)
+    # The recorded cwd is the test's own folder, present or not as the test says: never a host folder
+    # (the outcome's cwd is the recorded one only where that folder exists on this machine).
+    work = tmp_path / "project"
+    if cwd_exists:
+        work.mkdir()
+    _write(root, crashed=True, cwd=str(work))
     before = tree_digest(root)
 
     async def refused(store: CoordinatedPersistence) -> list[str]:
@@ -144,7 +150,7 @@ def test_execute_resume_refuses_in_order_and_writes_only_when_allowed(tmp_path: 
     assert outcome.to_json() == {
         "id": "s1",
         "command": ["dsh", "--profile", "tui", "--resume", "s1"],
-        "cwd": None,
+        "cwd": str(work) if cwd_exists else None,
         "backup": str(bak),
         "launched": False,
     }
