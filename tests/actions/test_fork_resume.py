@@ -6,6 +6,7 @@ Every result is read back with a fresh store's ``load`` (the round trip the issu
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import sys
@@ -247,26 +248,43 @@ def test_fork_refuses_a_session_without_a_completed_turn(tmp_path: Path) -> None
 # ---------------------------------------------------------------- resume --print
 
 
+FIXTURE_CWD = "/home/dev/projects/alpha"  # the cwd upstream's fixture sessions recorded
+
+
+def _recorded_folder(monkeypatch: pytest.MonkeyPatch, path: str, *, exists: bool) -> None:
+    """Whether the fixture's recorded cwd exists is the test's choice, not the host's: ``os.path.isdir``
+    answers ``exists`` for that one path (and as before for every other)."""
+    real = os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda p: exists if os.fspath(p) == path else real(p))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_resume_print_default_and_template(backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_print_default_and_template(
+    backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, exp = fixture_root(backend, "balanced", tmp_path)
     target = store_path(backend, root)
     sid = exp["sessions"][0]["id"]
     before = tree_digest(root)
+    _recorded_folder(monkeypatch, FIXTURE_CWD, exists=False)
     code, text, err = main_text(capsys, "resume", str(target), sid, "--print")
     assert code == 0, err
     assert text == f"dsh --profile tui --resume {sid}\n"
-    code, out, err = main_json(
-        capsys, "resume", str(target), sid, "--print", "--template", "my-harness --cwd {cwd} --root {root} --resume={id}"
-    )
+    template = ("--template", "my-harness --cwd {cwd} --root {root} --resume={id}")
+    code, out, err = main_json(capsys, "resume", str(target), sid, "--print", *template)
     assert code == 0, err
     assert out == {
         "id": sid,
-        "command": ["my-harness", "--cwd", "/home/dev/projects/alpha", "--root", str(target), f"--resume={sid}"],
+        "command": ["my-harness", "--cwd", FIXTURE_CWD, "--root", str(target), f"--resume={sid}"],
         "cwd": None,
         "backup": None,
         "launched": False,
     }
+    # Where the recorded folder exists, the command runs there.
+    _recorded_folder(monkeypatch, FIXTURE_CWD, exists=True)
+    code, out, err = main_json(capsys, "resume", str(target), sid, "--print", *template)
+    assert code == 0, err
+    assert out["cwd"] == FIXTURE_CWD and out["command"][2] == FIXTURE_CWD
     if backend != "sqlite":
         assert_untouched(root, before)  # resuming a balanced session commits nothing
     _meta, _events, status = run(_load(target, sid))
