@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 from sessionkit import artifact, encode_log, header_line, one_turn_log, user_message
 
 from app.cli import main
@@ -194,7 +195,7 @@ _BYTES = st.lists(
 ).map(b"".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(_BYTES, max_size=6), st.integers(1, 12))
 def test_chunks_at_newlines_write_what_one_decode_of_the_whole_would(pieces: list[bytes], size: int) -> None:
     whole = b"".join(pieces)

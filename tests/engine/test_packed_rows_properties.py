@@ -22,6 +22,7 @@ import pytest
 import zstandard
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from persistence.jsonl import lines as lines_module
 from persistence.jsonl.lines import LineScanner
@@ -250,7 +251,7 @@ def _same(got: Any, want: Any) -> None:
         raise AssertionError("same repr, different structure")
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(row=jsonl_rows())
 @example(row=_row("text-chunks", 0, MAX - 1, [1]))  # the last safe time exactly
 @example(row=_row("text-chunks", 0, MAX - 1, [1, 1]))  # one past it
@@ -386,7 +387,7 @@ def _sqlite_row(time: int, dt: list[Any], seq: int = 0) -> tuple[Any, int, int, 
     return "text-chunks", seq, time, _json_text(obj), None, None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(row=sqlite_rows())
 @example(row=_sqlite_row(MAX - 2, [1, 1]))
 @example(row=_sqlite_row(MAX - 2, [1, 1, 1]))
@@ -442,7 +443,7 @@ def digit_runs(draw: st.DrawFn) -> bytes:
     return b"".join(parts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(buf=st.one_of(st.binary(max_size=120), DIGITISH.map(lambda s: s.encode("utf-8")), digit_runs()))
 @example(buf=b"9007199254740992")
 @example(buf=b"900719925474099")
@@ -510,7 +511,7 @@ def _outcome(scanner: LineScanner) -> tuple[Any, ...]:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(lines=numeric_lines(), cuts=st.lists(st.integers(0, 10**6), max_size=6))
 @example(lines=[b'{"type":"e","seq":0,"time":1,"data":9007199254740993}'], cuts=[20, 30])
 @example(lines=[b'{"type":"e","seq":0,"time":1,"data":[90071992547409,93]}'], cuts=[])

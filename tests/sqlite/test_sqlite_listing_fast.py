@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 from sessionkit import meta, one_turn_log, run
 
 from persistence.backend import NEVER_CANCELLED as T
@@ -158,7 +159,7 @@ RICH_ROW = st.tuples(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.lists(st.one_of(ROW, ROW, ROW, RICH_ROW), max_size=30))
 def test_read_listing_equals_the_row_by_row_reader(rows: list[tuple[Any, ...]]) -> None:
     expected = reference(rows)
@@ -166,7 +167,7 @@ def test_read_listing_equals_the_row_by_row_reader(rows: list[tuple[Any, ...]]) 
     assert same(fast(rows, exact=True), expected)
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(st.lists(ROW, min_size=1, max_size=12), st.integers(0, 10), st.integers(0, 10), st.sampled_from(BAD_UUIDS))
 def test_every_uuid_rule_is_kept(rows: list[tuple[Any, ...]], where: int, what: int, bad: str) -> None:
     # One bad incarnation among otherwise valid rows: the column check must refuse exactly what the regex refuses.
@@ -205,7 +206,7 @@ def test_the_uuid_column_check_refuses_what_the_regex_refuses(values: list[Any])
     assert _uuid_column(tuple(values), len(values)) == regex_accepts(values)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     st.lists(
         st.one_of(good_uuid(), st.sampled_from(BAD_UUIDS), st.text(alphabet="0123456789abcdef-\n8", max_size=40)), max_size=6

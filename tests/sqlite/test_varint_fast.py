@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from persistence.model.jsontext import MAX_SAFE_INTEGER as M
 from persistence.sqlite import varint
@@ -36,7 +37,7 @@ def seq_lists(draw: st.DrawFn) -> list[int]:
     return out
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(seq_lists())
 def test_fast_path_equals_plain_decoder_on_encoded_sequences(seqs: list[int]) -> None:
     blob = encode_seqs(seqs)
@@ -47,7 +48,7 @@ def test_fast_path_equals_plain_decoder_on_encoded_sequences(seqs: list[int]) ->
 BYTE = st.one_of(st.just(2), st.just(2), st.integers(0, 255))
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.one_of(st.binary(max_size=40), st.lists(BYTE, max_size=60).map(bytes)), st.sampled_from([b"", b"\x02", b"\x05"]))
 def test_fast_path_equals_plain_decoder_on_any_blob(body: bytes, head: bytes) -> None:
     blob = head + body
