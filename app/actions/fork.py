@@ -9,6 +9,9 @@ it is appended to the *new* session as a ``session/title`` event with source ``{
 explicit name pins the title, event-catalog.json), after the seed and its end marker, so the seed
 stays the parent's prefix byte for byte and the parent is never written.
 
+A refusal (no such completed turn) is the engine's ``SessionForkError`` with upstream's
+``INVALID_BOUNDARY`` code: the class upstream's own fork throws, which the command line reports.
+
 May import the standard library, ``app.records`` (the parent's title) and the engine.
 """
 
@@ -24,8 +27,8 @@ from persistence import (
     EventTable,
     EventType,
     SessionArgumentError,
+    SessionForkError,
     SessionLocation,
-    SessionPersistenceError,
     SessionStore,
 )
 
@@ -111,12 +114,13 @@ async def plan_fork(store: CoordinatedPersistence, session_id: str, turn: int | 
         records = records[: len(records) - len(diagnosis.closers)]
     boundaries = completed_turn_boundaries(records)
     if not boundaries:
-        raise SessionPersistenceError(f'session "{session_id}" has no completed turn to fork after')
+        raise SessionForkError(f'session "{session_id}" has no completed turn to fork after', "INVALID_BOUNDARY")
     if turn is None:
         turn = max(boundaries, key=lambda t: boundaries[t])
     if turn not in boundaries:
-        raise SessionPersistenceError(
-            f'session "{session_id}" has no completed turn {turn} (completed: {", ".join(map(str, sorted(boundaries)))})'
+        raise SessionForkError(
+            f'session "{session_id}" has no completed turn {turn} (completed: {", ".join(map(str, sorted(boundaries)))})',
+            "INVALID_BOUNDARY",
         )
     return ForkPlan(session_id, turn, boundaries[turn], latest_title(records))
 

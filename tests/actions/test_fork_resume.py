@@ -188,7 +188,7 @@ def test_fork_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
     code, text, err = main_text(capsys, "fork", str(root), sid, "--after-turn", "7")
     assert code == 1
-    assert err == f'sessionscope: Error: session "{sid}" has no completed turn 7 (completed: 1, 2)\n'
+    assert err == f'sessionscope: SessionForkError: session "{sid}" has no completed turn 7 (completed: 1, 2)\n'
     code, out, _err = main_json(capsys, "fork", str(root), "nobody", "--after-turn", "1")
     assert code == 1 and out == {"error": {"class": "Error", "message": 'session "nobody" not found'}}
 
@@ -203,7 +203,7 @@ def test_fork_of_an_interrupted_session_leaves_the_parent_unrepaired(
     before = tree_digest(root)
     # Turn 2 crashed: only inspect's synthetic closers end it, so it is not a completed turn to fork after.
     code, _text, err = main_text(capsys, "fork", str(root), sid, "--after-turn", "2")
-    assert code == 1 and err == f'sessionscope: Error: session "{sid}" has no completed turn 2 (completed: 1)\n'
+    assert code == 1 and err == f'sessionscope: SessionForkError: session "{sid}" has no completed turn 2 (completed: 1)\n'
     code, out, err = main_json(capsys, "fork", str(root), sid, "--after-turn", "1")
     assert code == 0, err
     assert_untouched(root, before, new_files=True)  # the parent's crash artifact is exactly as it was
