@@ -25,6 +25,8 @@ so).  What is exported, by concern:
   path codec (``encode_segment``/``decode_segment``), zstd frames for building test and demo logs
   (``compress_frame``, ``scan_frames``, ``decode_frame``), crash closers
   (``interrupted_turn_closers``) and the error helpers ``upstream_class_of``/``not_found``;
+- content sniffing of received files: ``transcript_compression`` (a lone transcript, by its first
+  bytes whatever its name) and ``is_sqlite_file``;
 - the repair guard's probes of other writers: ``jsonl_writer_holds`` (a live SessionScope session
   holds this transcript) and ``writer_lock_held`` (a SQLite write transaction is open).
 """
@@ -91,6 +93,7 @@ from persistence.raw_decode import (
 from persistence.readable_prefix import PrefixStop, ReadablePrefix
 from persistence.service import AbortSignal, SessionPersistence
 from persistence.session import Session
+from persistence.sniff import is_sqlite_file, transcript_compression
 from persistence.sqlite.constants import SCHEMA_VERSION as SQLITE_SCHEMA_VERSION
 from persistence.sqlite.facts import writer_lock_held
 from persistence.store import SessionForkError, SessionStore
@@ -171,6 +174,7 @@ __all__ = [
     "header_listing_problem",
     "interrupted_turn_closers",
     "is_number",
+    "is_sqlite_file",
     "iter_raw",
     "js_dumps",
     "js_dumps_str",
@@ -190,6 +194,7 @@ __all__ = [
     "render_rows",
     "revision_of",
     "scan_frames",
+    "transcript_compression",
     "upstream_class_of",
     "writer_lock_held",
 ]

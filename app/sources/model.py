@@ -1,0 +1,130 @@
+"""The values of a source: what kind of thing the user named, and the stores it is made of.
+
+Kept apart from the opening code so the window (helper K3), the command line and the bundle checks can
+all name these types without pulling in any I/O.  May import the standard library and ``persistence``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from persistence import SessionArgumentError
+
+
+class SourceKind(StrEnum):
+    """What a path holds, decided by content (never by name or extension)."""
+
+    JSONL_ROOT = "jsonl root"
+    SQLITE_STORE = "SQLite store"
+    TRANSCRIPT = "transcript"
+    BUNDLE = "support bundle"
+    CASE_FOLDER = "case folder"
+
+
+# Kinds a received file can be: never written, whatever the file system allows.
+RECEIVED_KINDS = frozenset({SourceKind.TRANSCRIPT, SourceKind.BUNDLE, SourceKind.CASE_FOLDER})
+
+
+class SourceError(SessionArgumentError):
+    """A path that is no source: absent, unreadable, or holding nothing SessionScope reads.
+
+    A subclass of the engine's argument error, so every printer of typed errors shows it as such.
+    """
+
+
+class AmbiguousSessionError(SourceError):
+    """No session id was given and the source holds more (or fewer) than one session."""
+
+    def __init__(self, path: Path, ids: list[str]) -> None:
+        self.ids = list(ids)
+        if ids:
+            shown = ", ".join(ids[:20]) + (f", … ({len(ids)} in all)" if len(ids) > 20 else "")
+            text = f"{path} holds {len(ids)} sessions; name one: {shown}"
+        else:
+            text = f"{path} holds no session"
+        super().__init__(text)
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePart:
+    """One store inside a source.
+
+    ``store_path`` is what ``persistence.open_store`` opens: a JSONL root folder, a SQLite store file or
+    a lone transcript file (an extracted bundle's transcript included).  ``read_only`` parts are opened
+    so that no write can reach them (the engine raises ``SessionReadOnlyError``).  ``origin`` is where
+    the user can find it (for a bundle part: the ``.zip``, not the extraction); ``check`` is the bundle
+    verification report of a bundle part (``app.sources.bundle``), else None.
+    """
+
+    label: str
+    store_path: Path
+    kind: SourceKind
+    read_only: bool
+    origin: Path
+    check: object | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedSource:
+    """What ``open_source`` made of a path: its kind and the stores to read.
+
+    ``read_only`` is True for received files (a transcript, a bundle, a case folder): nothing in them
+    is ever written.  ``bundle_check`` is the verification report of a BUNDLE source (manifest
+    SHA-256s; ``app.sources.bundle``).  ``extractions`` are handles of what ``open_source`` unpacked (a
+    bundle's files in the cache folder), which ``close_source`` removes.
+    """
+
+    path: Path
+    kind: SourceKind
+    read_only: bool
+    parts: tuple[SourcePart, ...]
+    bundle_check: object | None = None
+    extractions: tuple[object, ...] = field(default=(), compare=False, repr=False)
+
+    def label(self) -> str:
+        """One line for a title bar, a status bar or a report, e.g. ``case.zip — support bundle, verified``.
+
+        Received files are named by their file name; a root or store by its path (home as ``~``).
+        """
+        name = self.path.name if self.kind in RECEIVED_KINDS else display_path(self.path)
+        text = f"{name or self.path} — {self.kind}"
+        if self.kind is SourceKind.BUNDLE:
+            text += ", " + check_words(self.bundle_check)
+        elif self.kind is SourceKind.CASE_FOLDER:
+            text += f", {len(self.parts)} part{'s' if len(self.parts) != 1 else ''}"
+        return text
+
+
+def check_words(check: object | None) -> str:
+    """``verified`` / ``NOT verified: ...`` for a bundle check report (duck-typed on ``ok``/``summary``)."""
+    if check is None:
+        return "not verified"
+    summary = getattr(check, "summary", None)
+    words = summary() if callable(summary) else summary
+    if getattr(check, "ok", False):
+        return str(words) if isinstance(words, str) and words else "verified"
+    return str(words) if isinstance(words, str) and words else "NOT verified"
+
+
+def display_path(path: Path) -> str:
+    """``path`` with the home folder shown as ``~``."""
+    text = os.fspath(path)
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home) :]
+    return text
+
+
+__all__ = [
+    "RECEIVED_KINDS",
+    "AmbiguousSessionError",
+    "OpenedSource",
+    "SourceError",
+    "SourceKind",
+    "SourcePart",
+    "check_words",
+    "display_path",
+]
