@@ -51,7 +51,7 @@ from persistence import (  # noqa: E402
     open_store,
     render_rows,
 )
-from persistence.jsonl.storage import event_lines  # noqa: E402  (the engine's own line encoder: packed rows)
+from persistence.jsonl.writer import event_lines  # noqa: E402  (the engine's own line encoder: packed rows)
 
 DEFAULT_SESSIONS: Final = 10_000
 DEFAULT_EVENTS: Final = 200_000
@@ -295,7 +295,7 @@ async def append_latency(
     turn = 1 + max((int(ev.data["turn"]) for ev in stored.events if ev.type == "turn/start"), default=0)
     now = int(time.time() * 1000)
     user = {
-        "id": f"u-{token}",
+        "id": f"u-{n + 1}-{now}",  # not the token: the id is searchable too (one hit is the text's)
         "role": "user",
         "content": [{"type": "text", "text": f"please look at {token}"}],
         "source": {"kind": "user"},

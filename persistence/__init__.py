@@ -66,10 +66,10 @@ from persistence.jsonl.entries import (
     read_header_line,
     read_header_outcome,
 )
+from persistence.jsonl.files import read_first_line, revision_of
 from persistence.jsonl.frames import compress_frame, decode_frame, scan_frames
 from persistence.jsonl.locks import writer_holds as jsonl_writer_holds
 from persistence.jsonl.paths import decode_segment, encode_segment
-from persistence.jsonl.storage import read_first_line, revision_of
 from persistence.listing import ListedEntry
 from persistence.model.catalog import EventRecord, EventType, TokenUsage
 from persistence.model.event import EventLog, SessionEvent

@@ -22,8 +22,8 @@ from typing import Any
 
 from persistence.errors import SessionPersistenceError
 from persistence.jsonl import discovery
+from persistence.jsonl.files import read_first_line, revision_of
 from persistence.jsonl.paths import RAW_SUFFIX, ZSTD_SUFFIX, decode_segment
-from persistence.jsonl.storage import read_first_line, revision_of
 from persistence.listing import (
     BAD_HEADER,
     FLAT_FILE,

@@ -40,8 +40,9 @@ from sessionkit import (
 from app.cli import main
 from persistence import JsonlSessionPersistence, SessionStorageCorruptError, open_store
 from persistence.errors import SessionLayoutError, SessionPersistenceError
-from persistence.jsonl import frames, storage
-from persistence.jsonl.storage import read_first_line
+from persistence.jsonl import files as storage
+from persistence.jsonl import frames
+from persistence.jsonl.files import read_first_line
 from persistence.model.jsontext import js_dumps
 from persistence.sqlite import datacodec
 from persistence.sqlite.backend import SqliteSessionPersistence
@@ -284,7 +285,7 @@ def test_sqlite_blob_within_the_cap_still_decodes() -> None:
 _CHILD = r"""
 import asyncio, resource, sys
 from persistence import JsonlSessionPersistence, SessionPersistenceError
-from persistence.jsonl.storage import read_first_line
+from persistence.jsonl.files import read_first_line
 from persistence.sqlite.backend import SqliteSessionPersistence
 
 mode, target, headroom = sys.argv[1], sys.argv[2], int(sys.argv[3])

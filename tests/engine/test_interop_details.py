@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from sessionkit import ev, meta, one_turn_log, open_turn2, run, tool_result, turn_start, user_message
 
-import persistence.jsonl.storage as jsonl_storage
+import persistence.jsonl.writer as jsonl_storage
 from app.actions import fork as fork_action
 from app.cli import main
 from persistence import (

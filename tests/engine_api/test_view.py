@@ -39,7 +39,7 @@ from persistence import (
     js_dumps,
 )
 from persistence.backend import TornMarker
-from persistence.jsonl import storage as jsonl_storage
+from persistence.jsonl import files as jsonl_storage
 from persistence.sqlite.connection import Database
 
 pytestmark = [pytest.mark.usefixtures("fast_fsync"), pytest.mark.timeout(120)]

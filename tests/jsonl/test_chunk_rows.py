@@ -28,7 +28,7 @@ from sessionkit import (
 
 from persistence import JsonlSessionPersistence
 from persistence.jsonl.lines import LineScanner
-from persistence.jsonl.storage import event_lines
+from persistence.jsonl.writer import event_lines
 from persistence.model.chunk_rows import MalformedRowError, classify, decode_storage_record, pack_runs
 from persistence.model.jsontext import MAX_SAFE_INTEGER, js_dumps, js_loads
 

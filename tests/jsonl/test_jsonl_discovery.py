@@ -25,8 +25,9 @@ from sessionkit import (
 
 from persistence import JsonlSessionPersistence, SessionLayoutError, SessionPersistenceError, SessionStorageCorruptError
 from persistence.backend import CancelToken
-from persistence.jsonl import storage as storage_mod
-from persistence.jsonl.storage import JsonlStorage, exists
+from persistence.jsonl import files as storage_mod
+from persistence.jsonl.files import exists
+from persistence.jsonl.storage import JsonlStorage
 from persistence.model.jsontext import js_dumps
 
 pytestmark = pytest.mark.usefixtures("fast_fsync")

@@ -23,7 +23,7 @@ from sessionkit import artifact, meta, run, zstd_frames
 
 from persistence import JsonlSessionPersistence, SessionPersistenceError
 from persistence.jsonl.frames import scan_frames
-from persistence.jsonl.storage import event_lines
+from persistence.jsonl.writer import event_lines
 from persistence.model.jsontext import MAX_SAFE_INTEGER, js_dumps
 from persistence.model.repair import interrupted_turn_closers
 
