@@ -92,6 +92,10 @@ MAX_JSON_BYTES = 16 * MiB
 # builds one object per directory record, so the directory's size bounds its memory, not the entry count.
 DIRECTORY_BYTES_PER_ENTRY = 1024
 CHUNK = MiB
+# A bundle's names are two levels deep; deep or long names only serve to exhaust path limits (and the
+# recursion of removing the extraction).
+MAX_NAME_PARTS = 32
+MAX_NAME_CHARS = 1024
 # Names that would make a nested archive (refused whatever its content).
 ARCHIVE_SUFFIXES = (".zip", ".jar", ".war", ".apk", ".ipa", ".docx", ".xlsx", ".odt", ".7z", ".rar", ".tar", ".tgz", ".gz")
 ARCHIVE_MAGICS = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08", b"7z\xbc\xaf", b"Rar!", b"\x1f\x8b")
@@ -374,6 +378,8 @@ def _unsafe_name(info: zipfile.ZipInfo) -> str | None:
     parts = name[:-1].split("/") if name.endswith("/") else name.split("/")
     if ".." in parts:
         return "climbs out of the bundle (a '..' component)"
+    if len(parts) > MAX_NAME_PARTS or len(name) > MAX_NAME_CHARS:
+        return f"is nested deeper than {MAX_NAME_PARTS} folders or longer than {MAX_NAME_CHARS} characters"
     if any(p in ("", ".") for p in parts):
         return "has an empty or '.' path component"
     return None
