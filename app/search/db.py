@@ -46,7 +46,7 @@ from app.cache_db import DAMAGE_ERRORS, connect_cache, damage_text, schema_probl
 from app.cache_db import remove_cache_files as remove_index_files
 from app.search.cjk import bigram_words
 
-SCHEMA_VERSION = 2  # PRAGMA user_version of the index; another value means "rebuild" (2: the cjk side index)
+SCHEMA_VERSION = 3  # PRAGMA user_version of the index; another value means "rebuild" (2: the cjk side index, 3: id rows)
 TRIGRAM_MIN_SQLITE = (3, 34, 0)  # the first SQLite with FTS5's trigram tokenizer
 CACHE_KIB = 65536  # page cache of an indexing connection, KiB (FTS5 segment merges reread pages)
 

@@ -14,6 +14,11 @@ What becomes a row (``DocRow``: seq, kind, event type, tool, turn, time, body):
   ``error`` when the result is an error; its tool name comes from the call it answers),
   ``session/title`` (``title``), failures (``turn/end`` errors, ``llm/retry``, failed commands and
   compactions: ``error``) and a few log-only texts (commands, feedback, summaries, todos: ``meta``);
+- the ids an event carries (message, call, result, retry, request, approval, command, child session
+  ids: ``ids_of``), one per line, as a second row at the event's seq with the kind and tool of its
+  text row (``meta`` when it has none), in ``Batch.id_rows``.  A support engineer pastes them from an
+  error report; they are a row of their own, not appended to the text, so a snippet of the text never
+  shows them.  The trigram index matches a pasted id as one substring, ``-``/``_``/``.``/``:`` included;
 - a stream no message cites (a crash mid-stream, a failed attempt before a retry, a live session
   whose message is not written yet): consecutive deltas of one block joined, one row at the first
   delta's seq.  When a later message cites it, the indexer deletes that row (``Batch.cited``);
@@ -31,7 +36,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
@@ -83,6 +88,9 @@ class Batch:
     cited: list[tuple[int, int]]  # (min, max) of each message's sourceEventSeqs: stream rows there are not hits
     state: TailState
     text_chars: int  # characters of body text produced (what the index covers)
+    # The ids each event carries, one row per event (see ``ids_of``): kept apart from ``rows`` so the text
+    # rows stay one per searchable field; the indexer stores both.
+    id_rows: list[DocRow] = field(default_factory=list)
 
 
 def _int(v: Any) -> int | None:
@@ -148,6 +156,7 @@ class Extractor:
         self.event_count = st.event_count
         self._tool_of = tool_of
         self.rows: list[DocRow] = []
+        self.id_rows: list[DocRow] = []
         self._streams: list[tuple[int, int, DocRow]] = []  # (first seq, last seq, row), pending citation check
         self.cited: list[tuple[int, int]] = []
         self._calls: dict[int, str] = {}  # seq of a tool/call -> its tool name
@@ -180,16 +189,27 @@ class Extractor:
             if t == CHUNK_TYPE:
                 self._scalar_chunk(seq, tm, it.get("data"))
                 continue
-            handler = handlers.get(t)  # type: ignore[arg-type]
-            if handler is None:
-                continue
             data = it.get("data")
             if not isinstance(data, dict):
                 continue
-            dturn = _int(data.get("turn"))
-            if dturn is not None:
-                self.turn = dturn
-            handler(self, it, seq, tm, data)
+            handler = handlers.get(t)  # type: ignore[arg-type]
+            if handler is not None:
+                dturn = _int(data.get("turn"))
+                if dturn is not None:
+                    self.turn = dturn
+                handler(self, it, seq, tm, data)
+            ids = ids_of(data)
+            if ids:
+                self._id_row(seq, tm, _str(t), ids)
+
+    def _id_row(self, seq: int | None, tm: int | None, etype: str, ids: list[str]) -> None:
+        """The ids an event carries as a row of their own, with the kind and tool of the event's text row
+        (a call id found is a ``tool-call`` hit of that tool); an event without text is ``meta``."""
+        kind, tool = META, None
+        last = self.rows[-1] if self.rows else None
+        if last is not None and seq is not None and last[0] == seq:
+            kind, tool = last[1], last[3]
+        self.id_rows.append((seq, kind, etype, tool, self.turn, tm, _cut("\n".join(ids))))
 
     def _add(self, seq: int | None, kind: str, etype: str, tool: str | None, tm: int | None, body: str) -> None:
         if body and not body.isspace():
@@ -281,7 +301,7 @@ class Extractor:
             self.updated,
             self.event_count,
         )
-        return Batch(rows, self.cited, state, chars)
+        return Batch(rows, self.cited, state, chars, self.id_rows)
 
     # ------------------------------------------------------------ one handler per event type
 
@@ -409,6 +429,32 @@ class Extractor:
             self._add(seq, META, EventType.TEAM_MESSAGE_QUEUED, None, tm, content_text(msg.get("content")))
 
 
+# Branches of an event's data that hold no id a person pastes (opaque provider state, content text,
+# token counts) or repeat one another's (a message's content blocks repeat its call ids; the
+# ``tool/call`` and ``tool/result`` events carry them).
+_NO_IDS = frozenset({"replayState", "content", "usage", "arguments", "chunk", "summary", "todos"})
+_ID_DEPTH = 3  # data -> message -> source -> callId is the deepest id in the event catalog
+MIN_ID_CHARS = 3  # shorter values are no id anyone pastes (a test's "c1"); a trigram needs 3 characters
+
+
+def ids_of(data: dict[str, Any], depth: int = _ID_DEPTH) -> list[str]:
+    """The ids an event's data carries, in order, each once: every string under a key ``id`` or ending in
+    ``Id`` (``callId``, ``toolCallId``, ``requestId``, ``retryId``, ``commandId``, ``childId`` ...), in the
+    data and the objects it nests (``message.id``, ``message.source.callId``, ``failure.requestId``).
+
+    By key, not by event type: the catalog names ids that way, and a newer harness's event keeps them."""
+    out: list[str] = []
+    for key, value in data.items():
+        if isinstance(value, str):
+            if len(value) >= MIN_ID_CHARS and (key == "id" or key.endswith("Id")) and value not in out:
+                out.append(value)
+        elif isinstance(value, dict) and depth > 1 and key not in _NO_IDS:
+            for v in ids_of(value, depth - 1):
+                if v not in out:
+                    out.append(v)
+    return out
+
+
 def _failure_text(failure: Any) -> str:
     if not isinstance(failure, dict):
         return ""
@@ -474,4 +520,5 @@ __all__ = [
     "clean_text",
     "extract",
     "header_row",
+    "ids_of",
 ]

@@ -575,7 +575,7 @@ class IndexRun:
         self._open_group()
         with self.db.transaction():
             self.db.drop_cited_streams(prev.sid, batch.cited, first_new)
-            self._insert(prev.sid, batch.rows)
+            self._insert(prev.sid, [*batch.id_rows, *batch.rows])
             self._update(
                 prev.sid, job, batch, status=status, reason=None, source="events", text_chars=prev.text_chars, ident=ident
             )
@@ -612,7 +612,8 @@ class IndexRun:
         """Replace a session's rows by its header row and ``batch`` (one savepoint in the open group)."""
         entry = job.entry
         head = header_row(meta, entry.session_id)
-        rows = [head, *(batch.rows if batch else ())]
+        # Id rows first: a query reads the text rows, which then sit first in the file's pages (rowid order).
+        rows = [head, *(batch.id_rows if batch else ()), *(batch.rows if batch else ())]
         self._open_group()
         with self.db.transaction():
             sid = prev.sid if prev is not None else self.db.new_session(job.key, entry.session_id)
