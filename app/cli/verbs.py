@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from app.actions import backups, fork, repair, resume, verify
 from app.actions.liveness import DEFAULT_QUIET_SECONDS
-from app.cli import render
+from app.cli import diff_verb, render
 from app.cli.list_rows import ListReport, list_rows
 from app.cli.list_rows import report_json as list_report_json
 from app.cli.list_rows import report_text as list_report_text
@@ -350,6 +350,24 @@ VERBS: tuple[Verb, ...] = (
             ),
             arg("--force", action="store_true", help="replace FILE when it is an existing regular file"),
         ),
+    ),
+)
+
+VERBS += (
+    Verb(
+        name="diff",
+        help="compare two sessions turn by turn, aligned by their prompts (exit 1 when they differ)",
+        handler=diff_verb.diff,
+        text=diff_verb.diff_text,
+        json=diff_verb.diff_json,
+        read_only=True,
+        needs_id=False,
+        arguments=(
+            arg("path_b", nargs="?", metavar="PATH_B", help="the other session's source (default: PATH again)"),
+            arg("--id-a", metavar="ID", help="the session of PATH (needed when it holds more than one)"),
+            arg("--id-b", metavar="ID", help="the session of PATH_B (needed when it holds more than one)"),
+        ),
+        succeeded=lambda report: report.same,
     ),
 )
 
