@@ -140,6 +140,7 @@ async def search(store: CoordinatedPersistence, args: argparse.Namespace) -> Sea
         limit=args.limit,
         json=args.json,
         reindex=args.reindex,
+        cache_dir=getattr(args, "search_cache_dir", None),  # a received source's index: a scratch folder
     )
 
 
@@ -349,6 +350,13 @@ VERBS: tuple[Verb, ...] = (
                 help="written to a temporary file, then renamed to FILE (a new file; never a link, FIFO or device)",
             ),
             arg("--force", action="store_true", help="replace FILE when it is an existing regular file"),
+            arg(
+                "--redact",
+                action="store_true",
+                help="bundle only: replace API keys, tokens, passwords, private keys and e-mail addresses with "
+                "placeholders such as [redacted:api-key#1]",
+            ),
+            arg("--redact-home", action="store_true", help="bundle only: also hide your home folder's name (implies --redact)"),
         ),
     ),
 )

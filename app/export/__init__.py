@@ -7,8 +7,8 @@
 - ``atomic``     temporary file, fsync, atomic publish (never over what may not be replaced), cleanup on every failure
 - ``command``    the ``sessionscope export`` verb's handler and renderers, and ``run_export``
 
-Import rule: the standard library, ``app.insight``, ``app.records``, ``app.search.location`` and the
-public ``persistence`` package; never Qt, the window, the actions or the command line.
+Import rule: the standard library, ``app.insight``, ``app.records``, ``app.search.location``, ``app.redact``
+and the public ``persistence`` package; never Qt, the window, the actions or the command line.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from app.export.exporter import (
     ExportTargetError,
     check_target,
     export_session,
+    preview_redaction,
     suggested_name,
 )
 
@@ -33,6 +34,7 @@ __all__ = [
     "atomic_output",
     "check_target",
     "export_session",
+    "preview_redaction",
     "run_export",
     "suggested_name",
 ]

@@ -11,12 +11,18 @@ What it holds (``README.txt`` inside says the same):
 - ``verify.json``: the ``verify`` row of this session (verdict, status, reason, path) and the
   engine's full diagnosis (closers a repair would add, torn-tail facts, revision);
 - ``manifest.json``: SessionScope's version, the session format version, the SQLite schema version
-  of the store file (SQLite stores), the backend, and every file's size and SHA-256.
+  of the store file (SQLite stores), the backend, and every file's size and SHA-256; ``redaction``
+  says whether secrets were replaced (``export --redact``), by which rules, and how many of each kind.
+
+A redacted bundle (``redactor``: an ``app.redact.Redactor``) carries the same members: every string in
+them goes through the one redactor (the same secret, the same placeholder everywhere), the transcript
+re-encoded line by line the engine's way (``app.redact.transcript``), so it still reads as the same
+session (same events, seqs and types).
 
 The bundle reads with ``view`` (one read: the verdict, header and, for JSONL, the very bytes it
 parsed), plus ``read_raw_bytes`` when the engine refuses the log; it never writes the session.
 
-May import: the standard library, ``app.export``'s own modules and the public ``persistence``.
+May import: the standard library, ``app.export``'s own modules, ``app.redact`` and the public ``persistence``.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
 from app.export.raw import write_rows
+from app.redact import Redactor, redact_artifact, redacted_rows
 from persistence import (
     SESSION_FORMAT_VERSION,
     CoordinatedPersistence,
@@ -53,7 +60,8 @@ session/      the session's log: a JSONL transcript exactly as stored, or (SQLit
               session's rows rendered as a JSONL transcript; no other session is included
 header.json   the session's header
 verify.json   what `sessionscope verify` says of this session, and the engine's full diagnosis
-manifest.json SessionScope's version, format versions, and each file's size and SHA-256
+manifest.json SessionScope's version, format versions, each file's size and SHA-256, and whether
+              (and how) secrets were replaced by placeholders such as [redacted:api-key#1]
 """
 
 
@@ -118,8 +126,11 @@ def _dump(value: Any) -> bytes:
     return (json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8", "backslashreplace")
 
 
-async def write_bundle(store: CoordinatedPersistence, session_id: str, out: BinaryIO, *, version: str) -> int:
-    """The bundle of one session into ``out`` (a seekable binary file); returns the events read (0: unreadable)."""
+async def write_bundle(
+    store: CoordinatedPersistence, session_id: str, out: BinaryIO, *, version: str, redactor: Redactor | None = None
+) -> int:
+    """The bundle of one session into ``out`` (a binary file); returns the events read (0: unreadable).
+    With ``redactor``, every text the bundle carries is redacted (see the module docstring)."""
     view = await store.view(session_id, raw=True)
     if view.status == "missing":
         raise not_found(session_id)
@@ -149,8 +160,12 @@ async def write_bundle(store: CoordinatedPersistence, session_id: str, out: Bina
                 name = "session/" + os.path.basename(raw.path)
                 # A zstd transcript is compressed already: stored as it is.
                 compress = zipfile.ZIP_STORED if raw.compression == "zstd" else zipfile.ZIP_DEFLATED
-                zf.writestr(member(name, compress), raw.data)
-                files.append({"name": name, "bytes": len(raw.data), "sha256": hashlib.sha256(raw.data).hexdigest()})
+                data = raw.data
+                if redactor is not None:
+                    data, left_out = redact_artifact(raw.data, raw.compression, redactor)
+                    problems.extend(left_out)
+                zf.writestr(member(name, compress), data)
+                files.append({"name": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
                 if header is None:
                     meta, _problem, _status, _detail = read_header_outcome(raw.path, raw.compression)
                     header = meta
@@ -158,11 +173,17 @@ async def write_bundle(store: CoordinatedPersistence, session_id: str, out: Bina
             name = "session/session.rows.jsonl"
             with zf.open(member(name, zipfile.ZIP_DEFLATED), "w", force_zip64=True) as dest:
                 sink = _Hashing(dest)
-                write_rows(sink, view)
+                if redactor is None:
+                    write_rows(sink, view)
+                else:
+                    for lines in redacted_rows(view, redactor):
+                        sink.write(lines)
             files.append({"name": name, "bytes": sink.size, "sha256": sink.sha.hexdigest()})
         else:
             problems.append(f"rows unreadable ({view.status}): {view.reason}")
         for name, value in (("header.json", header), ("verify.json", verify_json(view, artifact_path))):
+            if redactor is not None:
+                value = redactor.value(value, name, top=True)
             data = _dump(value)
             zf.writestr(member(name, zipfile.ZIP_DEFLATED), data)
             files.append({"name": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
@@ -178,8 +199,9 @@ async def write_bundle(store: CoordinatedPersistence, session_id: str, out: Bina
             "python": platform.python_version(),
             "platform": platform.platform(terse=True),
             "files": files,
-            "problems": problems,
+            "problems": problems if redactor is None else [redactor.text(p, "manifest.json") for p in problems],
         }
+        manifest["redaction"] = {"redacted": False} if redactor is None else redactor.report().to_json()
         zf.writestr(member("manifest.json", zipfile.ZIP_DEFLATED), _dump(manifest))
     return len(view.stored)
 

@@ -17,7 +17,7 @@ FIFOs, sockets, devices and folders are refused too.  What appears at the target
 is encoded is not replaced either (``app.export.atomic``).  Every refusal is an ``ExportTargetError``.
 
 May import: the standard library, ``app.export``'s own modules, ``app.insight.stats``,
-``app.search.location`` and the public ``persistence``.
+``app.search.location``, ``app.redact`` and the public ``persistence``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import os
 from dataclasses import dataclass
+from typing import BinaryIO, cast
 
 from app.export.atomic import TargetTaken, atomic_output, describe
 from app.export.bundle import write_bundle
@@ -34,6 +35,7 @@ from app.export.markdown import write_markdown
 from app.export.raw import readable_view, write_jsonl
 from app.export.transcript import transcript
 from app.insight.stats import fold_stats
+from app.redact import RedactionReport, Redactor
 from app.search.location import inside_root
 from persistence import CoordinatedPersistence, SessionArgumentError
 
@@ -54,9 +56,19 @@ class ExportResult:
     path: str
     bytes: int
     events: int  # events read (0 for a bundle of a log the engine refuses)
+    redaction: RedactionReport | None = None  # what a redacted bundle replaced
 
     def to_json(self) -> dict[str, object]:
-        return {"id": self.session_id, "format": self.fmt, "path": self.path, "bytes": self.bytes, "events": self.events}
+        out: dict[str, object] = {
+            "id": self.session_id,
+            "format": self.fmt,
+            "path": self.path,
+            "bytes": self.bytes,
+            "events": self.events,
+        }
+        if self.redaction is not None:
+            out["redaction"] = self.redaction.to_json()
+        return out
 
 
 def _refusal(out_path: str, target: str, what: str) -> ExportTargetError:
@@ -102,15 +114,24 @@ def suggested_name(session_id: str, fmt: str) -> str:
 
 
 async def export_session(
-    store: CoordinatedPersistence, session_id: str, fmt: str, out_path: str, *, force: bool = False
+    store: CoordinatedPersistence,
+    session_id: str,
+    fmt: str,
+    out_path: str,
+    *,
+    force: bool = False,
+    redactor: Redactor | None = None,
 ) -> ExportResult:
     """Export ``session_id`` of ``store`` as ``fmt`` (md | html | jsonl | bundle) to ``out_path``, atomically;
-    an existing regular file there is replaced only with ``force`` (anything else never)."""
+    an existing regular file there is replaced only with ``force`` (anything else never).  ``redactor``
+    (bundles only) replaces secrets; the result's ``redaction`` says what it replaced."""
     if fmt not in FORMATS:
         raise SessionArgumentError(f"unknown export format {fmt!r} (choose one of {', '.join(FORMATS)})")
+    if redactor is not None and fmt != "bundle":
+        raise ExportTargetError(f"redaction applies to support bundles only (--format bundle), not to {fmt}")
     target = check_target(store, out_path, force=force)
     try:
-        return await _export(store, session_id, fmt, target, force)
+        return await _export(store, session_id, fmt, target, force, redactor)
     except TargetTaken:
         what = describe(target)
         if what is not None:
@@ -121,7 +142,9 @@ async def export_session(
         ) from None
 
 
-async def _export(store: CoordinatedPersistence, session_id: str, fmt: str, target: str, force: bool) -> ExportResult:
+async def _export(
+    store: CoordinatedPersistence, session_id: str, fmt: str, target: str, force: bool, redactor: Redactor | None
+) -> ExportResult:
     version = app_version()
     events = 0
     if fmt in ("md", "html"):
@@ -144,8 +167,36 @@ async def _export(store: CoordinatedPersistence, session_id: str, fmt: str, targ
             await write_jsonl(store, session_id, raw)
     else:
         with atomic_output(target, replace=force) as raw:
-            events = await write_bundle(store, session_id, raw, version=version)
-    return ExportResult(session_id, fmt, target, os.lstat(target).st_size, events)
+            events = await write_bundle(store, session_id, raw, version=version, redactor=redactor)
+    report = redactor.report() if redactor is not None else None
+    return ExportResult(session_id, fmt, target, os.lstat(target).st_size, events, report)
 
 
-__all__ = ["EXTENSIONS", "FORMATS", "ExportResult", "ExportTargetError", "check_target", "export_session", "suggested_name"]
+class _Discard:
+    """A byte sink that keeps nothing (not seekable: the ZIP writer then streams)."""
+
+    def write(self, data: bytes, /) -> int:
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+async def preview_redaction(store: CoordinatedPersistence, session_id: str, *, home: str | None = None) -> RedactionReport:
+    """What a redacted bundle of ``session_id`` would replace, writing nothing: the bundle is built the very
+    same way into a sink that keeps nothing, so a preview's counts are the export's counts."""
+    redactor = Redactor(home=home)
+    await write_bundle(store, session_id, cast(BinaryIO, _Discard()), version=app_version(), redactor=redactor)
+    return redactor.report()
+
+
+__all__ = [
+    "EXTENSIONS",
+    "FORMATS",
+    "ExportResult",
+    "ExportTargetError",
+    "check_target",
+    "export_session",
+    "preview_redaction",
+    "suggested_name",
+]
