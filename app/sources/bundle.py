@@ -109,6 +109,8 @@ _END = b"PK\x05\x06"
 _END64_LOCATOR = b"PK\x06\x07"
 _END64 = b"PK\x06\x06"
 _END_SIZE = 22
+_RECORD = b"PK\x01\x02"
+_RECORD_SIZE = 46
 _END64_LOCATOR_SIZE = 20
 _END64_SIZE = 56
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -333,10 +335,11 @@ def _release_all() -> None:
 # ---------------------------------------------------------------- reading the zip safely
 
 
-def _directory_extent(f: IO[bytes], size: int) -> tuple[int, int] | None:
-    """(entries, central-directory bytes) as the end record declares them, found the way ``zipfile``
-    finds it (the end record without a comment, else the last signature in the final 64 KiB; its
-    zip64 record just before the locator), or None when there is no end record."""
+def _directory_extent(f: IO[bytes], size: int) -> tuple[int, int, int] | None:
+    """(entries, central-directory bytes, where the directory starts) as the end record declares them,
+    found the way ``zipfile`` finds them (the end record without a comment, else the last signature in
+    the final 64 KiB; the zip64 record just before its locator; the directory just before those), or
+    None when there is no end record."""
     record: bytes | None = None
     at = -1
     if size >= _END_SIZE:
@@ -353,6 +356,7 @@ def _directory_extent(f: IO[bytes], size: int) -> tuple[int, int] | None:
             return None
         record, at = data[found : found + _END_SIZE], start + found
     entries, directory_bytes = struct.unpack("<10xHL6x", record)
+    directory_end = at
     if at >= _END64_LOCATOR_SIZE + _END64_SIZE:
         f.seek(at - _END64_LOCATOR_SIZE)
         if f.read(4) == _END64_LOCATOR:
@@ -360,7 +364,26 @@ def _directory_extent(f: IO[bytes], size: int) -> tuple[int, int] | None:
             rec = f.read(_END64_SIZE)
             if len(rec) == _END64_SIZE and rec[:4] == _END64:
                 entries, directory_bytes = struct.unpack("<32xQQ8x", rec)
-    return entries, directory_bytes
+                directory_end = at - _END64_LOCATOR_SIZE - _END64_SIZE
+    return entries, directory_bytes, directory_end - directory_bytes
+
+
+def _count_records(f: IO[bytes], start: int, size: int, limit: int) -> int:
+    """The central-directory records ``zipfile`` would build objects for (walked the way it walks them),
+    counting no further than ``limit + 1``: an end record can understate the count, and the directory's
+    size bounds the bytes read here, not the objects ``zipfile`` would make of them."""
+    if start < 0:
+        return 0  # zipfile will call it damaged
+    f.seek(start)
+    data = f.read(size)
+    pos = count = 0
+    while pos < len(data) and count <= limit:
+        if len(data) - pos < _RECORD_SIZE or data[pos : pos + 4] != _RECORD:
+            break  # zipfile will call it damaged
+        name, extra, comment = struct.unpack_from("<3H", data, pos + 28)
+        pos += _RECORD_SIZE + name + extra + comment
+        count += 1
+    return count
 
 
 def _unsafe_name(info: zipfile.ZipInfo) -> str | None:
@@ -609,7 +632,12 @@ def is_bundle(path: Path | str) -> bool:
             extent = _directory_extent(f, st.st_size)
             if extent is None:
                 return False
-            if extent[0] > MAX_ENTRIES or extent[1] > MAX_ENTRIES * DIRECTORY_BYTES_PER_ENTRY:
+            entries, directory_bytes, start = extent
+            if (
+                entries > MAX_ENTRIES
+                or directory_bytes > MAX_ENTRIES * DIRECTORY_BYTES_PER_ENTRY
+                or _count_records(f, start, directory_bytes, MAX_ENTRIES) > MAX_ENTRIES
+            ):
                 return True
             f.seek(0)
             with zipfile.ZipFile(f) as zf:
@@ -655,11 +683,13 @@ def _open(
         extent = _directory_extent(f, st.st_size)
         if extent is None or f.seek(0) != 0 or f.read(4) not in (b"PK\x03\x04", b"PK\x05\x06"):
             raise BundleError(f"{label}: not a ZIP file, so not a SessionScope support bundle")
-        entries, directory_bytes = extent
+        entries, directory_bytes, start = extent
         if entries > max_entries:
             raise BundleUnsafeError(f"{label}: refused: {entries} entries, more than the {max_entries} a bundle may hold")
         if directory_bytes > max(max_entries, 1) * DIRECTORY_BYTES_PER_ENTRY:
             raise BundleUnsafeError(f"{label}: refused: a ZIP directory of {directory_bytes} bytes, too large for a bundle")
+        if _count_records(f, start, directory_bytes, max_entries) > max_entries:
+            raise BundleUnsafeError(f"{label}: refused: more than the {max_entries} entries a bundle may hold")
         f.seek(0)
         with zipfile.ZipFile(f) as zf:
             files = _admit(zf, label, max_entries, max_total_bytes, max_entry_bytes)

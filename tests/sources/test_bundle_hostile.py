@@ -97,7 +97,29 @@ def test_too_many_entries(tmp_path: Path) -> None:
     assert "61 entries" in str(refused(tmp_path, many, max_entries=50))
     # An end record that understates the count: the directory itself is counted too.
     liar = bk.raw_zip(tmp_path / "liar.zip", entries, count=1)
-    assert "61 entries" in str(refused(tmp_path, liar, max_entries=50))
+    assert "more than the 50 entries" in str(refused(tmp_path, liar, max_entries=50))
+
+
+def _many(tmp_path: Path, n: int) -> Path:
+    # n records of 52 bytes under an end record that says 1: the directory's size alone does not stop them.
+    return bk.raw_zip(
+        tmp_path / "many.zip", [bk.manifest_entry(), *(bk.RawEntry(f"{i:06d}".encode(), b"") for i in range(n))], count=1
+    )
+
+
+def test_a_directory_that_understates_its_count_costs_no_objects(tmp_path: Path) -> None:
+    # 19,000 records for a cap of 1,000 entries (a 1 MB directory): counted in the directory's bytes,
+    # never built into 19,000 ZipInfo objects (~10 MB).
+    many = _many(tmp_path, 19_000)
+    err, elapsed, peak = _bounded(lambda: refused(tmp_path, many, max_entries=1_000))
+    assert "more than the 1000 entries" in str(err) and peak < 4 * bk.MiB and elapsed < 5
+
+
+@pytest.mark.slow
+def test_a_directory_that_understates_its_count_at_the_default_cap(tmp_path: Path) -> None:
+    many = _many(tmp_path, 190_000)  # a 9.9 MB directory, under the default cap's 10 MB
+    err, _elapsed, peak = _bounded(lambda: refused(tmp_path, many))
+    assert f"more than the {bundle.MAX_ENTRIES} entries" in str(err) and peak < 16 * bk.MiB
 
 
 def test_a_directory_too_large_for_its_entries_is_not_parsed(tmp_path: Path) -> None:
