@@ -114,6 +114,9 @@ _RECORD_SIZE = 46
 _END64_LOCATOR_SIZE = 20
 _END64_SIZE = 56
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_WINDOWS_DEVICES = frozenset(
+    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"} | {f"{d}{i}" for d in ("COM", "LPT") for i in range(1, 10)}
+)
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -398,6 +401,8 @@ def _unsafe_name(info: zipfile.ZipInfo) -> str | None:
         return "is an absolute path"
     if _DRIVE.match(raw):
         return "names a drive"
+    if ":" in name:
+        return "has a ':' in its name (a drive or an alternate data stream on Windows)"
     parts = name[:-1].split("/") if name.endswith("/") else name.split("/")
     if ".." in parts:
         return "climbs out of the bundle (a '..' component)"
@@ -405,6 +410,8 @@ def _unsafe_name(info: zipfile.ZipInfo) -> str | None:
         return f"is nested deeper than {MAX_NAME_PARTS} folders or longer than {MAX_NAME_CHARS} characters"
     if any(p in ("", ".") for p in parts):
         return "has an empty or '.' path component"
+    if any(p.split(".")[0].rstrip(" ").upper() in _WINDOWS_DEVICES or p[-1] in ". " for p in parts):
+        return "names a Windows device or ends in a dot or space (Windows would write elsewhere)"
     return None
 
 
