@@ -7,16 +7,24 @@ so in a confirmation asked when Export is pressed (``force``; the export itself 
 file stays until the new one is complete).  The dialog only collects the choice;
 ``controllers.session_export`` runs the export.
 
-May import: PySide6 and ``app.export`` (``FORMATS``, ``EXTENSIONS``, ``suggested_name``, ``describe``:
-values and a pure look at the target only).
+A support bundle leaves the machine, so for bundles "Replace secrets with placeholders" is on by
+default (``export --redact``), with "Also hide my home folder" beside it (off: a folder name is rarely
+a secret and support often needs the paths).  While it is on, the dialog shows a preview of what the
+redaction will replace: it asks for one with ``preview_wanted(home)`` (the window computes it off the
+GUI thread) and shows the answer given to ``show_preview``: counts per kind and the first few
+replacements in context, masked.
+
+May import: PySide6, ``app.export`` (``FORMATS``, ``EXTENSIONS``, ``suggested_name``, ``describe``:
+values and a pure look at the target only) and ``app.redact`` (the report it shows).
 """
 
 from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -26,6 +34,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
+    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -34,6 +43,7 @@ from PySide6.QtWidgets import (
 from app.export import EXTENSIONS, FORMATS, suggested_name
 from app.export.atomic import describe
 from app.gui.dialogs.parts import WARN, note
+from app.redact import RedactionReport
 
 FORMAT_LABELS = {
     "md": "Markdown (.md): turns, messages, tool calls and results",
@@ -43,7 +53,27 @@ FORMAT_LABELS = {
 }
 
 
+PREVIEW_WAIT = "Looking for secrets in this session …"
+REDACT_TEXT = "Replace secrets with placeholders (API keys, tokens, passwords, private keys, e-mail addresses)"
+HOME_TEXT = "Also hide my home folder's name in paths"
+
+
+def preview_text(report: RedactionReport) -> str:
+    """The preview: what will be replaced, per kind, and the first replacements in context (masked)."""
+    summary = report.summary()
+    lines = [summary[:1].upper() + summary[1:] + "."]
+    if report.samples:
+        lines.append("")
+        lines.append("First replacements:")
+        lines.extend(f"  {s.where}: {s.context}" for s in report.samples)
+    lines.append("")
+    lines.append("Not caught: secrets without a known prefix or key name, secrets split across events, encoded secrets.")
+    return "\n".join(lines)
+
+
 class ExportDialog(QDialog):
+    preview_wanted = Signal(bool)  # a redaction preview is needed (True: with the home folder hidden)
+
     def __init__(self, session_id: str, folder: str, fmt: str = "html", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Export session")
@@ -66,6 +96,14 @@ class ExportDialog(QDialog):
         form.addRow("Session", QLabel(f"<code>{session_id}</code>", self))
         form.addRow("Format", self.format_box)
         form.addRow("File", path_row)
+        self.redact_box = QCheckBox(REDACT_TEXT, self)
+        self.redact_box.setChecked(True)  # a bundle leaves the machine: redacted unless the user says otherwise
+        self.home_box = QCheckBox(HOME_TEXT, self)
+        self.preview = QPlainTextEdit(self)
+        self.preview.setReadOnly(True)
+        self.preview.setMinimumHeight(140)
+        self.preview.setAccessibleName("Redaction preview")
+        self._preview_home: bool | None = None  # the option the shown (or awaited) preview is for
         self.buttons = QDialogButtonBox(self)
         self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
@@ -73,6 +111,9 @@ class ExportDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.redact_box)
+        layout.addWidget(self.home_box)
+        layout.addWidget(self.preview, 1)
         layout.addWidget(self.exists_note)
         layout.addStretch(1)
         layout.addWidget(self.buttons)
@@ -82,7 +123,10 @@ class ExportDialog(QDialog):
         self.format_box.currentIndexChanged.connect(self._format_changed)
         self.path.textEdited.connect(self._edited)
         self.path.textChanged.connect(self._check)
+        self.redact_box.toggled.connect(self._redaction_changed)
+        self.home_box.toggled.connect(self._redaction_changed)
         self._check()
+        self._show_redaction()
 
     @property
     def fmt(self) -> str:
@@ -95,10 +139,50 @@ class ExportDialog(QDialog):
     def set_format(self, fmt: str) -> None:
         self.format_box.setCurrentIndex(FORMATS.index(fmt))
 
+    @property
+    def redact(self) -> bool:
+        """Export a redacted bundle (the checkbox counts for bundles only)."""
+        return self.fmt == "bundle" and self.redact_box.isChecked()
+
+    @property
+    def redact_home(self) -> bool:
+        return self.redact and self.home_box.isChecked()
+
+    def _show_redaction(self) -> None:
+        bundle = self.fmt == "bundle"
+        self.redact_box.setVisible(bundle)
+        self.home_box.setVisible(bundle)
+        self.home_box.setEnabled(self.redact_box.isChecked())
+        self.preview.setVisible(self.redact)
+
+    def _redaction_changed(self, _on: bool = False) -> None:
+        self._show_redaction()
+        self.request_preview()
+
+    def request_preview(self) -> None:
+        """Ask for a preview (``preview_wanted``) when a redacted bundle is chosen and none is shown or awaited
+        for the current options."""
+        if not self.redact or self._preview_home == self.redact_home:
+            return
+        self._preview_home = self.redact_home
+        self.preview.setPlainText(PREVIEW_WAIT)
+        self.preview_wanted.emit(self.redact_home)
+
+    def show_preview(self, home: bool, report: RedactionReport | str) -> None:
+        """The preview for ``home`` (a report, or why it could not be made); one for other options is stale."""
+        if home != self._preview_home:
+            return
+        if isinstance(report, str):
+            self.preview.setPlainText(f"The preview could not be made: {report}")
+        else:
+            self.preview.setPlainText(preview_text(report))
+
     def _edited(self, _text: str) -> None:
         self._auto_name = False
 
     def _format_changed(self, _i: int) -> None:
+        self._show_redaction()
+        self.request_preview()
         text = self.path.text().strip()
         folder = os.path.dirname(text) if text else os.path.expanduser("~")
         if self._auto_name:
@@ -179,4 +263,4 @@ class ExportDialog(QDialog):
         self.path.setText(path)
 
 
-__all__ = ["FORMAT_LABELS", "ExportDialog"]
+__all__ = ["FORMAT_LABELS", "HOME_TEXT", "PREVIEW_WAIT", "REDACT_TEXT", "ExportDialog", "preview_text"]

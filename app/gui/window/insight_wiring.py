@@ -42,6 +42,7 @@ from app.gui.window.context import WindowContext
 from app.gui.window.tabs import TIMELINE
 from app.insight import CacheReport, Lineage, RootFilter, RootTotals, SessionInfo
 from app.paths import home_dir
+from app.redact import RedactionReport
 
 STATS = "stats"  # the Stats tab's key (after Header / Timeline / Raw)
 STATUS_MS = 15_000
@@ -181,6 +182,7 @@ class InsightFeatures(QObject):
         ex.progress_started.connect(self.export_progress.track)
         ex.progress_finished.connect(self.export_progress.untrack)
         ex.done.connect(self._export_done)
+        ex.preview_ready.connect(self._preview_ready)
         activity: ActivityLog = w.activity
         ex.done.connect(lambda outcome, message, _path: activity.record("export", outcome, message, session=ex.session_id))
 
@@ -449,16 +451,27 @@ class InsightFeatures(QObject):
     async def _ask_export(self, row: SessionRow, root: str) -> None:
         dlg = ExportDialog(row.session_id, self.export_folder, parent=self.win)
         self.export_dialog = dlg
+        # The redaction preview reads the whole session: computed off the GUI thread, answered by _preview_ready.
+        dlg.preview_wanted.connect(lambda home: self.exporter.preview(root, row.session_id, home))
+        dlg.request_preview()
         try:
             code = await await_dialog(dlg)
-            fmt, target, force = dlg.fmt, dlg.target, dlg.force  # the dialog goes at the next loop turn: read it now
+            # The dialog goes at the next loop turn: read it now.
+            fmt, target, force, redact, home = dlg.fmt, dlg.target, dlg.force, dlg.redact, dlg.redact_home
         finally:
             self.export_dialog = None
+            self.w.jobs.cancel("export-preview")
             dlg.deleteLater()
         if code != QDialog.DialogCode.Accepted or not target:
             return
         self.export_folder = os.path.dirname(target)
-        self.exporter.export(root, row.session_id, fmt, target, force=force)  # force: the dialog asked to replace
+        # force: the dialog asked to replace; redact: a bundle with its secrets replaced (on by default)
+        self.exporter.export(root, row.session_id, fmt, target, force=force, redact=redact, redact_home=home)
+
+    def _preview_ready(self, session_id: str, home: bool, report: object) -> None:
+        dlg = self.export_dialog
+        if dlg is not None and dlg.session_id == session_id and isinstance(report, (RedactionReport, str)):
+            dlg.show_preview(home, report)
 
     def _export_done(self, outcome: str, message: str, _path: str) -> None:
         if outcome == "done":
