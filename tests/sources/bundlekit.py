@@ -19,6 +19,7 @@ import orjson
 import sessionkit as sk
 
 from app.export import export_session
+from app.redact import Redactor
 from persistence import open_store
 
 BACKENDS = ("jsonl-zstd", "jsonl-none", "sqlite")
@@ -34,20 +35,28 @@ def store_path(tmp: Path, backend: str) -> str:
     return str(tmp / "root")
 
 
-def exported_bundle(tmp: Path, backend: str = "jsonl-none", session_id: str = "s1") -> Path:
-    """A bundle written by ``export --format bundle`` of a one-turn session."""
+def exported_bundle(
+    tmp: Path,
+    backend: str = "jsonl-none",
+    session_id: str = "s1",
+    *,
+    events: list[dict[str, Any]] | None = None,
+    redact: bool = False,
+) -> Path:
+    """A bundle written by ``export --format bundle [--redact]`` of a session (default: one turn)."""
     path = store_path(tmp, backend)
 
     async def go() -> None:
         store = open_store(path, backend)
         try:
             await store.create(sk.meta(session_id, "/w/proj"))
-            await store.append(session_id, sk.one_turn_log())
+            await store.append(session_id, events if events is not None else sk.one_turn_log())
         finally:
             await store.close()
         reader = open_store(path, backend, read_only=True, create=False)
         try:
-            await export_session(reader, session_id, "bundle", str(tmp / f"{session_id}.zip"))
+            redactor = Redactor() if redact else None
+            await export_session(reader, session_id, "bundle", str(tmp / f"{session_id}.zip"), redactor=redactor)
         finally:
             await reader.close()
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import bundlekit as bk
 import orjson
 import pytest
+import sessionkit as sk
 
 from app.sources.bundle import (
     BUNDLE_VERSION,
@@ -163,6 +164,24 @@ def test_what_the_manifest_says_of_redaction(tmp_path: Path, block: dict[str, ob
     close_bundle(opened)
     assert opened.check.redacted is redacted and opened.check.ok
     assert opened.check.redaction == block.get("redaction")
+
+
+@pytest.mark.parametrize("backend", bk.BACKENDS)
+def test_a_redacted_export_verifies_and_says_so(tmp_path: Path, backend: str) -> None:
+    secret = "sk-" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    events = sk.one_turn_log()
+    events[1] = sk.user_message(1, f"my key is {secret}, mail me at someone@example.com", "one-turn-user")
+    zpath = bk.exported_bundle(tmp_path, backend, events=events, redact=True)
+    opened = open_bundle(zpath, cache_root=tmp_path / "cache")
+    try:
+        check = opened.check
+        assert check.ok and check.redacted is True and check.redaction is not None
+        assert check.redaction["counts"]["api-key"] >= 1 and check.redaction["counts"]["email"] >= 1
+        (session,) = opened.session_paths
+        text = sk.plaintext(session.read_bytes(), "zstd" if session.name.endswith(".zstd") else "none")
+        assert secret.encode() not in text and b"[redacted:api-key#1]" in text
+    finally:
+        close_bundle(opened)
 
 
 def test_not_a_bundle(tmp_path: Path) -> None:
