@@ -21,10 +21,8 @@ from typing import Any, TextIO
 
 from app.actions import backups, fork, repair, resume, verify
 from app.actions.liveness import DEFAULT_QUIET_SECONDS
-from app.cli import diff_verb, render
+from app.cli import diff_verb, list_view, render, stats_verb
 from app.cli.list_rows import ListReport, list_rows
-from app.cli.list_rows import report_json as list_report_json
-from app.cli.list_rows import report_text as list_report_text
 from app.cli.raw_stream import read_raw_plain, write_raw
 from app.cli.results import Loaded, RepairReport, VerifyReport
 from app.export import command as export_command
@@ -85,6 +83,11 @@ def _quiet_seconds() -> Arg:
 async def list_headers(store: CoordinatedPersistence, _args: argparse.Namespace) -> ListReport:
     # Every session, a bad one as a row of its own (``list_rows``), not upstream's skipping ``list()``.
     return await list_rows(store)
+
+
+async def list_sessions(store: CoordinatedPersistence, args: argparse.Namespace) -> list_view.ListView:
+    # ``list_headers`` read further (title, status, events, modified) when shown or filtered: ``list_view``.
+    return await list_view.list_view(store, args)
 
 
 async def list_snapshots(store: CoordinatedPersistence, _args: argparse.Namespace) -> Any:
@@ -190,12 +193,27 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         name="list",
         help="list the session headers of a store (a session that cannot be listed is a row with its reason; exit 1 then)",
-        handler=list_headers,
-        text=list_report_text,
-        json=list_report_json,
+        handler=list_sessions,
+        text=list_view.view_text,
+        json=list_view.view_json,
         read_only=True,
         needs_id=False,
-        succeeded=lambda report: report.ok,
+        arguments=(
+            arg("--long", "-l", action="store_true", help="title, status, events and modified date (the default on a terminal)"),
+            arg(
+                "--status",
+                metavar="S",
+                help="only sessions with these statuses (comma-separated: ok, open-turn, torn-tail, corrupt, ...)",
+            ),
+            arg(
+                "--since",
+                metavar="WHEN",
+                help="only sessions modified since WHEN: a date (2026-12-01[T09:30]) or a duration (90m, 12h, 2d, 1w)",
+            ),
+            arg("--cwd", metavar="TEXT", help="only sessions whose working folder contains TEXT"),
+            arg("--title", metavar="TEXT", help="only sessions whose title contains TEXT (any case)"),
+        ),
+        succeeded=lambda view: view.ok,
     ),
     Verb(
         name="snapshots",
@@ -376,6 +394,14 @@ VERBS += (
             arg("--id-b", metavar="ID", help="the session of PATH_B (needed when it holds more than one)"),
         ),
         succeeded=lambda report: report.same,
+    ),
+    Verb(
+        name="stats",
+        help="the numbers of the window's Stats tab: turns, steps, tools, tokens, time (and cost with a price table)",
+        handler=stats_verb.stats,
+        text=stats_verb.stats_text,
+        json=stats_verb.stats_json,
+        read_only=True,
     ),
 )
 

@@ -15,7 +15,20 @@ from persistence import JsonlSessionPersistence, open_store
 
 pytestmark = pytest.mark.usefixtures("fast_fsync")
 
-READ_ONLY = {"list", "snapshots", "inspect", "read-from", "raw", "locate", "backups", "verify", "search", "export"}
+READ_ONLY = {
+    "list",
+    "snapshots",
+    "inspect",
+    "read-from",
+    "raw",
+    "locate",
+    "backups",
+    "verify",
+    "search",
+    "export",
+    "diff",
+    "stats",
+}
 WRITABLE = {"load", "repair", "restore", "fork", "resume"}
 
 
@@ -37,6 +50,8 @@ def test_the_table_names_every_verb_once() -> None:
         "verify",
         "search",
         "export",
+        "diff",
+        "stats",
     ]
     assert set(VERBS_BY_NAME) == READ_ONLY | WRITABLE
     assert {v.name for v in VERBS if v.read_only} == READ_ONLY
