@@ -11,6 +11,12 @@ The URL form::
 ``root`` is an absolute root path (a JSONL root folder or a SQLite store file) and ``session`` a
 session id, both percent-encoded (UTF-8; an id or path with lone surrogates, which a log may hold,
 round-trips through ``surrogatepass``).  ``seq`` is optional: without it the link opens the session.
+A source (issue 23: a lone transcript, a support bundle, a case folder, or a root) has the form::
+
+    sessionscope://open?source=%2Fhome%2Fana%2Fcase.zip[&session=5f31cbc4-...[&seq=412]]
+
+where the session is optional (the window then shows the source's sessions); a link names a
+``root`` or a ``source``, never both.
 Unknown query keys are ignored, so a later version may add some; a missing root or session, a
 repeated key, another scheme or action, a malformed URL, or a seq that is not a non-negative
 integer is a ``LinkError`` saying which.  ``parse_link`` reads any link ``make_link`` wrote back to
@@ -18,7 +24,8 @@ the same place; ``check_openable`` then says whether that place can be opened on
 NUL, which ``%00`` smuggles in, ends a path in the OS and cannot be in an argv id; a root must be
 absolute and nameable by the file system), so a hostile link is a message, never a traceback.
 
-The command-line form is ``sessionscope --root ROOT --session ID --seq N``, shell-quoted.
+The command-line form is ``sessionscope --root ROOT --session ID --seq N``, shell-quoted (a source's:
+``sessionscope PATH [--session ID [--seq N]]``).
 
 May import: the standard library only.
 """
@@ -42,22 +49,30 @@ class LinkError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class EventLink:
-    """Where a link points: a root, a session in it, and optionally one event of that session."""
+    """Where a link points: a root, a session in it, and optionally one event of that session.
+
+    ``source``: ``root`` is a source path (``source=``), and ``session`` may be empty (the whole source).
+    """
 
     root: str
     session: str
     seq: int | None = None
+    source: bool = False
 
     def url(self) -> str:
         """The ``sessionscope://open?...`` form."""
-        parts = [f"root={_encode(self.root)}", f"session={_encode(self.session)}"]
+        parts = [f"{'source' if self.source else 'root'}={_encode(self.root)}"]
+        if self.session or not self.source:
+            parts.append(f"session={_encode(self.session)}")
         if self.seq is not None:
             parts.append(f"seq={self.seq}")
         return f"{SCHEME}://{ACTION}?" + "&".join(parts)
 
     def argv(self) -> list[str]:
         """The command-line arguments (after the program name) that open the window there."""
-        args = ["--root", self.root, "--session", self.session]
+        args = [self.root] if self.source else ["--root", self.root]
+        if self.session or not self.source:
+            args += ["--session", self.session]
         if self.seq is not None:
             args += ["--seq", str(self.seq)]
         return args
@@ -86,11 +101,19 @@ def make_link(root: str, session: str, seq: int | None = None) -> str:
     return EventLink(root, session, seq).url()
 
 
-def _check(root: str, session: str, seq: int | None) -> None:
+def make_source_link(source: str, session: str | None = None, seq: int | None = None) -> str:
+    """The ``sessionscope://open?source=...`` URL of a source (a session of it, an event of that session)."""
+    _check(source, session or "", seq, source=True)
+    return EventLink(source, session or "", seq, source=True).url()
+
+
+def _check(root: str, session: str, seq: int | None, *, source: bool = False) -> None:
     if not root:
-        raise LinkError("a link needs a root")
-    if not session:
+        raise LinkError("a link needs a source" if source else "a link needs a root")
+    if not session and not source:
         raise LinkError("a link needs a session id")
+    if seq is not None and not session:
+        raise LinkError("a link with a seq needs a session id")
     if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 0):
         raise LinkError(f"seq must be a non-negative integer, got {seq!r}")
 
@@ -133,23 +156,37 @@ def parse_link(url: str) -> EventLink:
         if not text.isascii() or not text.isdigit():
             raise LinkError(f"seq must be a non-negative integer, got {text!r}")
         seq = int(text)
-    root, session = fields.get("root", ""), fields.get("session", "")
-    _check(root, session, seq)
-    return EventLink(root, session, seq)
+    if "root" in fields and "source" in fields:
+        raise LinkError("the link names both a root and a source")
+    source = "source" in fields
+    root, session = fields.get("source" if source else "root", ""), fields.get("session", "")
+    _check(root, session, seq, source=source)
+    return EventLink(root, session, seq, source=source)
 
 
 def check_openable(link: EventLink) -> EventLink:
     """``link`` when the window can open its place on this system, else ``LinkError`` saying why."""
-    for what, text in (("root", link.root), ("session id", link.session)):
+    where = "source" if link.source else "root"
+    for what, text in ((where, link.root), ("session id", link.session)):
         if "\x00" in text:
             raise LinkError(f"the link's {what} holds a NUL character (%00): no path or session id can")
     if not os.path.isabs(link.root):
-        raise LinkError(f"the link's root must be an absolute path, got {link.root[:200]!r}")
+        raise LinkError(f"the link's {where} must be an absolute path, got {link.root[:200]!r}")
     try:
         os.fsencode(link.root)
     except UnicodeError:
-        raise LinkError(f"the link's root is not a path this system can name: {link.root[:200]!r}") from None
+        raise LinkError(f"the link's {where} is not a path this system can name: {link.root[:200]!r}") from None
     return link
 
 
-__all__ = ["ACTION", "SCHEME", "EventLink", "LinkError", "check_openable", "is_link", "make_link", "parse_link"]
+__all__ = [
+    "ACTION",
+    "SCHEME",
+    "EventLink",
+    "LinkError",
+    "check_openable",
+    "is_link",
+    "make_link",
+    "make_source_link",
+    "parse_link",
+]

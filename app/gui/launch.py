@@ -1,5 +1,7 @@
 """Entry point the CLI calls: ``run_app(root, demo, session, screenshot, seq=...)`` opens the window
-(at event ``seq`` of ``session`` when both are given: a ``--seq`` or a ``sessionscope://`` link).
+(at event ``seq`` of ``session`` when both are given: a ``--seq`` or a ``sessionscope://`` link);
+``run_app(source=PATH)`` opens whatever ``PATH`` is (``sessionscope PATH``: a root, a store, a lone
+transcript, a support bundle, a case folder) as File > Open does, received files read-only.
 
 Importing this module imports no Qt (the command line imports it to learn whether the window can
 run); Qt, qasync and the window are imported inside ``run_app``, which also applies the process-wide
@@ -56,8 +58,10 @@ def run_app(
     timeout: float = 60.0,
     seq: int | None = None,
     screenshot_of: str = "window",
+    source: str | None = None,
 ) -> int:
-    """Open the window; with ``screenshot`` save a PNG of it once loaded and return (0 on success).
+    """Open the window (on ``source`` when given, else on ``root``); with ``screenshot`` save a PNG of it
+    once loaded and return (0 on success).
 
     Exit 2 without trying when Qt cannot open a window here (no display, missing libraries): Qt itself
     would abort the process (134) with a misleading hint.
@@ -74,7 +78,16 @@ def run_app(
     signals = QuitSignals()
     try:
         return _open_window(
-            signals, root, demo, session, screenshot, tab=tab, timeout=timeout, seq=seq, screenshot_of=screenshot_of
+            signals,
+            root,
+            demo,
+            session,
+            screenshot,
+            tab=tab,
+            timeout=timeout,
+            seq=seq,
+            screenshot_of=screenshot_of,
+            source=source,
         )
     finally:
         signals.restore()
@@ -91,6 +104,7 @@ def _open_window(
     timeout: float,
     seq: int | None,
     screenshot_of: str,
+    source: str | None = None,
 ) -> int:
     import qasync
     from PySide6.QtGui import QIcon
@@ -113,7 +127,8 @@ def _open_window(
     app.setOrganizationName("SessionScope")
     app.setDesktopFileName("sessionscope")
     # After the names: the demo root's folder is Qt's answer for this application.
-    log_startup("window" if screenshot is None else "window, screenshot", demo_root_path() if demo else root or default_root())
+    opened = demo_root_path() if demo else source or root or default_root()
+    log_startup("window" if screenshot is None else "window, screenshot", opened)
     icon_path = resources_dir() / ICON_NAME
     icon = QIcon(str(icon_path)) if icon_path.exists() else QIcon()
     app.setWindowIcon(icon)
@@ -144,8 +159,8 @@ def _open_window(
             path = await ensure_demo_root(demo_root_path())
             window.statusBar().clearMessage()
             window.open_root(path, session=session, seq=seq)
-        else:
-            window.open_root(root or default_root(), session=session, seq=seq)
+        else:  # any source (a root as before, a transcript, a bundle: File > Open's path), opened before the capture waits
+            await window.sources.open(source or root or default_root(), session=session or None, seq=seq)
         if screenshot:
             result["code"] = await capture(window, screenshot, tab=tab, timeout=timeout, subject=screenshot_of)
             window.close()

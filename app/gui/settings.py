@@ -1,5 +1,7 @@
 """What the window remembers between runs (QSettings): geometry, splitters, last root, recent roots,
-and the action settings (liveness quiet time, resume template).
+the recent sources (File > Open Recent: roots, stores, transcripts, bundles, case folders; the path
+the user opened, never a bundle's extraction), and the action settings (liveness quiet time, resume
+template).
 
 The defaults of the action settings are the actions' own (``app.actions``), so the window and the
 command line start from the same values.  May import PySide6 and ``app.actions``.
@@ -15,6 +17,7 @@ from app.actions.liveness import DEFAULT_QUIET_SECONDS
 from app.actions.resume import DEFAULT_TEMPLATE
 
 MAX_RECENT = 8
+MAX_RECENT_SOURCES = 10
 
 
 class AppSettings:
@@ -66,6 +69,21 @@ class AppSettings:
         recent = [root] + [r for r in self.recent_roots() if r != root]
         self.q.setValue("roots/recent", recent[:MAX_RECENT])
         self.q.setValue("roots/last", root)
+        self.q.sync()
+
+    def recent_sources(self) -> list[str]:
+        """File > Open Recent, most recent first (before the first source: the recent roots)."""
+        v = self.q.value("sources/recent")
+        if v is None:
+            return self.recent_roots()[:MAX_RECENT_SOURCES]
+        if isinstance(v, str):
+            return [v] if v else []
+        return [x for x in v if isinstance(x, str)][:MAX_RECENT_SOURCES] if isinstance(v, list) else []
+
+    def remember_source(self, path: str) -> None:
+        recent = [path] + [r for r in self.recent_sources() if r != path]
+        # A one-entry list is stored as a plain string (QSettings' INI format): read back above.
+        self.q.setValue("sources/recent", recent[:MAX_RECENT_SOURCES])
         self.q.sync()
 
     def quiet_seconds(self) -> float:

@@ -81,6 +81,10 @@ class ActionPrompts(Protocol):
         """Choose a file to write (non-blocking): ``then(path)`` runs once one is chosen."""
         ...
 
+    async def ask_folder(self, title: str, start: str) -> str | None:
+        """A folder to write into (a received source's copy goes there), or None when cancelled."""
+        ...
+
     def report(self, title: str, text: str) -> None:
         """Tell the user something went wrong (non-blocking)."""
         ...

@@ -13,6 +13,11 @@ closed): the guard does not take the fork, repair or restore the window just mad
 work (issue 16 bug 5).  The resume dialog's guard is judged again every second while it is open.
 A repair's backup is remembered per session so the banner can offer "Restore backup …" (undo).
 
+A received source (a lone transcript, a support bundle: ``read_only`` says why) is never written:
+repair and fork then run on a copy of the session made in a folder the user picks ("Repair a copy …",
+"Fork into …"), and the window opens that copy afterwards (``open_copy``); restore and resume are
+not offered (a received file has no backups of ours, and resuming would append to it).
+
 Every engine call of an action (each plan and each execute, the backup check) runs inside the
 window's collector pause (``runtime.collector``), never the wait for a dialog: the engine's own pause
 then nests inside ours and the window's policy stays the one owner of the collector.
@@ -29,6 +34,7 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -55,6 +61,7 @@ from persistence import CoordinatedPersistence, SessionPersistenceError, open_st
 
 log = logging.getLogger(__name__)
 REPAIRABLE = ("open-turn", "torn-tail")
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes (RFC 8878 §3.1.1)
 
 
 @asynccontextmanager
@@ -83,6 +90,7 @@ class SessionActions(QObject):
         settings: AppSettings,
         select_session: Callable[[str], bool],
         show_header: Callable[[], None],
+        open_copy: Callable[[str, str], object] | None = None,
     ) -> None:
         super().__init__(parent)
         self.prompts = prompts
@@ -95,6 +103,8 @@ class SessionActions(QObject):
         self.show_header = show_header
         self.session_id: str | None = None  # the session the last action started on (View > Activity records it)
         self.repair_backups: dict[str, str] = {}  # session id -> the backup its last repair here made
+        self.read_only: str | None = None  # why the open source may not be written (None: it may)
+        self.open_copy = open_copy  # (root, session id): show a copy "Repair a copy …" / "Fork into …" made
 
     # What the prompts show now (tests drive them): the action's dialog, the last error box, the file chooser.
     @property
@@ -153,6 +163,14 @@ class SessionActions(QObject):
     def restore(self, row: SessionRow) -> asyncio.Task[Any] | None:
         return self._spawn("restore", self._restore(row), row)
 
+    def repair_copy(self, row: SessionRow) -> asyncio.Task[Any] | None:
+        """Repair a copy of the session in a folder the user picks; the source is only read."""
+        return self._spawn("repair", self._on_copy("repair", row, None), row)
+
+    def fork_into(self, row: SessionRow, turn: int | None = None) -> asyncio.Task[Any] | None:
+        """Copy the session into a folder the user picks and fork it there; the source is only read."""
+        return self._spawn("fork", self._on_copy("fork", row, turn), row)
+
     can_restore = can_copy_raw
 
     def ask_copy_raw(self, row: SessionRow) -> None:
@@ -199,8 +217,8 @@ class SessionActions(QObject):
 
     # ------------------------------------------------------------ repair
 
-    async def _repair(self, row: SessionRow) -> None:
-        root = self.controller.root
+    async def _repair(self, row: SessionRow, copy_root: str | None = None) -> None:
+        root = copy_root or self.controller.root
         assert root is not None
         quiet = self.settings.quiet_seconds()
         async with writable_store(root) as store:
@@ -214,6 +232,8 @@ class SessionActions(QObject):
                 self.done.emit("repair", "cancelled", "copy the raw artifact instead")
                 return
             if not answer.accepted or not plan.preview.repairable:
+                if copy_root is not None:
+                    raise _CopyUnused
                 self.done.emit("repair", "cancelled", "nothing was changed")
                 return
             self.message.emit(f"Repairing {row.session_id} …")
@@ -225,7 +245,12 @@ class SessionActions(QObject):
         if result.backup:
             self.repair_backups[row.session_id] = result.backup
         text = f"Repaired {row.session_id}: now {result.status_after}, {result.events_after:,} events; backup at {result.backup}"
-        await self._refresh(row, reopen=True)
+        if copy_root is not None:
+            now = f"now {result.status_after}, {result.events_after:,} events"
+            text = f"Repaired a copy of {row.session_id} in {copy_root}: {now}"
+            self._show_copy(copy_root, row.session_id)
+        else:
+            await self._refresh(row, reopen=True)
         self.message.emit(text)
         self.done.emit("repair", "done", text)
 
@@ -279,8 +304,8 @@ class SessionActions(QObject):
 
     # ------------------------------------------------------------ fork
 
-    async def _fork(self, row: SessionRow, turn: int | None) -> None:
-        root = self.controller.root
+    async def _fork(self, row: SessionRow, turn: int | None, copy_root: str | None = None) -> None:
+        root = copy_root or self.controller.root
         assert root is not None
         async with writable_store(root) as store:
             # Planned first: the dialog's name field defaults to "<parent title> (fork after turn N)".
@@ -288,12 +313,21 @@ class SessionActions(QObject):
                 plan = await fork_action.plan_fork(store, row.session_id, turn)
             title = await self.prompts.ask_fork_title(plan, last_turn=turn is None)
             if not title:
+                if copy_root is not None:
+                    raise _CopyUnused
                 self.done.emit("fork", "cancelled", "no session was created")
                 return
             with collector_paused():
                 result = await fork_action.execute_fork(store, plan, title=title)
         loc = result.location
         new_id = result.child_id
+        if copy_root is not None:
+            into = f"into {new_id} “{result.title}” in {copy_root}"
+            text = f"Forked a copy of {row.session_id} after turn {result.after_turn} {into}"
+            self._show_copy(copy_root, new_id)
+            self.message.emit(text)
+            self.done.emit("fork", "done", text)
+            return
         if self.controller.is_jsonl:
             await self._remember_own_write(ArtifactRef("jsonl", loc.path) if loc is not None else None)
         else:
@@ -364,6 +398,51 @@ class SessionActions(QObject):
         self.message.emit(text)
         self.done.emit("resume", "done", text)
 
+    # ------------------------------------------------------------ on a copy (a received, read-only source)
+
+    async def _on_copy(self, action: str, row: SessionRow, turn: int | None) -> None:
+        verb = "Repair a copy of" if action == "repair" else "Fork a copy of"
+        folder = await self.prompts.ask_folder(f"{verb} {row.session_id} into …", home_dir())
+        if not folder:
+            self.done.emit(action, "cancelled", "nothing was written")
+            return
+        copy = await self._copy_into(row, os.path.abspath(folder))
+        try:
+            await in_thread(OWN_WRITES.remember, ArtifactRef(copy.kind, copy.artifact))  # our copy, not an agent at work
+            if action == "repair":
+                await self._repair(row, copy.root)
+            else:
+                await self._fork(row, turn, copy.root)
+        except _CopyUnused:
+            await in_thread(copy.remove)  # cancelled: the folder is left as it was
+            self.done.emit(action, "cancelled", "nothing was written")
+        except BaseException:
+            await in_thread(copy.remove)
+            raise
+
+    async def _copy_into(self, row: SessionRow, folder: str) -> SessionCopy:
+        """The session's artifact copied to where a store in ``folder`` keeps it (the folder becomes, or
+        joins, a root); a SQLite store is copied whole, under its own name."""
+        ref = self._artifact(row)
+        if ref is None or ref.kind == "sqlite" or row.meta is None:
+            target = os.path.join(folder, os.path.basename(ref.path if ref is not None else "store.sqlite"))
+            copy = await in_thread(copy_session_into, ref, target)
+            return replace(copy, root=target)
+        backend = "jsonl-zstd" if await in_thread(_is_zstd, ref.path) else "jsonl-none"  # by content, not by name
+        dest = await in_thread(lambda: open_store(folder, backend, create=False))
+        try:
+            loc = dest.locate(row.meta)
+        finally:
+            await dest.close()
+        if loc is None:
+            raise repair_action.RepairRefused(f"{folder} has no place for session {row.session_id}")
+        copy = await in_thread(copy_session_into, ref, loc.path)
+        return replace(copy, root=folder)
+
+    def _show_copy(self, root: str, session_id: str) -> None:
+        if self.open_copy is not None:
+            self.open_copy(root, session_id)
+
     # ------------------------------------------------------------ copy raw
 
     def _artifact(self, row: SessionRow) -> ArtifactRef | None:
@@ -392,6 +471,63 @@ class SessionActions(QObject):
         self.prompts.report(f"{action.capitalize()} — {outcome}", text)
         self.message.emit(text)
         self.done.emit(action, outcome, text)
+
+
+class _CopyUnused(Exception):
+    """The user cancelled after the copy was made: it is removed again."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCopy:
+    """A session copied into a folder the user picked: the root a store opens there, and what was made."""
+
+    root: str  # the folder (a JSONL root) or the copied SQLite store file (set once made)
+    kind: str  # "jsonl" | "sqlite"
+    artifact: str  # the copied file
+    made_dirs: tuple[str, ...]  # folders created for it, innermost first
+
+    def remove(self) -> None:
+        """Undo the copy: the file, then the folders made for it while they are empty."""
+        for path in (self.artifact, self.artifact + "-wal", self.artifact + "-shm"):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        for folder in self.made_dirs:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+
+
+def _is_zstd(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(4) == ZSTD_MAGIC
+
+
+def copy_session_into(ref: ArtifactRef | None, target: str) -> SessionCopy:
+    """Copy one session's artifact to ``target`` (never over a file), making the folders it needs.
+
+    The source is only read (``repair.export_artifact``: a temporary name, then a rename).
+    """
+    if ref is None:
+        raise repair_action.RepairRefused("this session has no artifact file to copy")
+    if os.path.lexists(target):
+        raise repair_action.RepairRefused(f"{target} already exists; choose another folder (nothing was written)")
+    made: list[str] = []
+    parent = os.path.dirname(target)
+    while not os.path.isdir(parent):
+        made.append(parent)
+        parent = os.path.dirname(parent)
+    for d in reversed(made):
+        os.mkdir(d)
+    copy = SessionCopy("", ref.kind, target, tuple(made))
+    try:
+        repair_action.export_artifact(ref, target)
+    except BaseException:
+        copy.remove()
+        raise
+    return copy
 
 
 class _LivenessRecheck:

@@ -30,6 +30,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -53,7 +54,7 @@ from app.listing.root_scan import (
     root_problem_rows,
     scan_root,
 )
-from persistence import upstream_class_of
+from persistence import CoordinatedPersistence, upstream_class_of
 
 DEFAULT_POLL_MS = 5000
 BATCH_MS = 120  # listing batches reach the model at most this often
@@ -132,12 +133,19 @@ class SessionListController(QObject):
     def is_jsonl(self) -> bool:
         return True if self.opened is None else self.opened.is_jsonl
 
+    @property
+    def scans_folder(self) -> bool:
+        """Rows come from walking the root's folders (a JSONL root), else from the store's snapshots
+        (a SQLite store, a lone transcript)."""
+        return self.is_jsonl and (self.root is None or os.path.isdir(self.root))
+
     # ------------------------------------------------------------ opening a root
 
-    def open_root(self, root: str) -> asyncio.Task[Any]:
-        return self.jobs.spawn(self._open_root(root), name="open-root", key="list")
+    def open_root(self, root: str, opener: Callable[[], CoordinatedPersistence] | None = None) -> asyncio.Task[Any]:
+        """List ``root``; ``opener`` opens its store (a received source's part: read-only whatever it is)."""
+        return self.jobs.spawn(self._open_root(root, opener), name="open-root", key="list")
 
-    async def _open_root(self, root: str) -> None:
+    async def _open_root(self, root: str, opener: Callable[[], CoordinatedPersistence] | None = None) -> None:
         await self._close_root()
         self._generation += 1
         generation = self._generation
@@ -153,18 +161,20 @@ class SessionListController(QObject):
             self.listing_finished.emit(0)
             return
         try:
-            store = ViewerStore(await in_thread(open_for_viewing, self.root))
+            path = self.root
+            store = ViewerStore(await in_thread(opener or (lambda: open_for_viewing(path))))
         except Exception as err:
             self.root_failed.emit(f"Cannot open {self.root}: {err}")
             self.listed.set()
             self.listing_finished.emit(0)
             return
-        opened = self.opened = OpenRoot(self.root, store, os.path.isdir(self.root))
-        self.model.root_folder = self.root if opened.is_jsonl else os.path.dirname(self.root)
+        # A lone transcript (a received file) is JSONL without a root folder: listed as a store is.
+        opened = self.opened = OpenRoot(self.root, store, store.engine.kind == "jsonl")
+        self.model.root_folder = self.root if os.path.isdir(self.root) else os.path.dirname(self.root)
         self.details.set_root(opened)
         with collector_paused():
             try:
-                if opened.is_jsonl:
+                if self.scans_folder:
                     await self._list_jsonl(self.root, lambda batch: self._add_found(generation, batch))
                 else:
                     rows = await self._snapshot_rows()
@@ -356,7 +366,7 @@ class SessionListController(QObject):
     # ------------------------------------------------------------ refreshing
 
     def on_paths_changed(self, targets: list[str]) -> None:
-        if not self.is_jsonl:  # a SQLite store changed: its snapshots say which sessions
+        if not self.scans_folder:  # a SQLite store changed: its snapshots say which sessions
             self.poll()
             return
         self._dirty.update(targets)
@@ -381,7 +391,7 @@ class SessionListController(QObject):
         """
         if self.root is None or self.store is None:
             return
-        if not self.is_jsonl:
+        if not self.scans_folder:
             await self._poll_once()
             return
         generation = self._generation
@@ -440,7 +450,7 @@ class SessionListController(QObject):
                 self.message.emit(f"Cannot list {root}: {_error_text(err)}")
 
     async def _poll_listing(self, generation: int, root: str) -> None:
-        if self.is_jsonl:
+        if self.scans_folder:
             started = asyncio.get_running_loop().time()
             found = await self._list_jsonl(root, None)
             if generation != self._generation:

@@ -9,6 +9,8 @@ the features (search, statistics, keyboard and Activity) are built from this win
 what it shows about the open session comes from the one ``SessionSnapshot`` the loader hands over
 after each read (``SessionLoader.snapshot_ready``: list row, banners, Header, raw count, status-bar
 counts, all from one revision), and the loader gets the root from the list controller's ``OpenRoot``.
+Every way of opening a source (File > Open, drops, Open Recent, links, the command line's path) goes
+through ``window.sources`` (``WindowSources``), which hands the window the source's store to show.
 
 May import every ``app.gui`` package (it is the only module that imports controllers *and* views),
 ``app.demo`` and ``app.paths``.
@@ -23,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QIcon
-from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
+from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from app.activity import ActivityLog
 from app.demo import ensure_demo_root
@@ -64,8 +66,10 @@ from app.gui.window.keyboard_wiring import KeyboardFeatures
 from app.gui.window.menus import TAB_HEADER, TAB_RAW, TAB_TIMELINE, MenuCommands, WindowMenus
 from app.gui.window.prompts import WindowPrompts
 from app.gui.window.search_wiring import SearchFeatures
+from app.gui.window.sources import WindowSources
 from app.gui.window.tabs import HEADER, RAW, TIMELINE, ContentTabs
 from app.paths import demo_root_path
+from persistence import CoordinatedPersistence
 
 COUNTED_STATUSES = ("open-turn", "torn-tail", "corrupt", "unreadable", "symlink", "unsupported", "busy", "missing")
 COUNTS_THROTTLE_MS = 250  # the status bar's counts are redrawn at most this often while diagnoses stream in
@@ -109,6 +113,7 @@ class MainWindow(QMainWindow):
             settings=self.settings,
             select_session=self.select_session,
             show_header=lambda: self.show_tab(HEADER),
+            open_copy=lambda root, sid: self.sources.open(root, session=sid),
         )
         self.session: OpenSession | None = None  # what the loader handed over for the open session
         self.root_error: str | None = None
@@ -120,6 +125,9 @@ class MainWindow(QMainWindow):
         self.activity = ActivityLog()  # View > Activity shows it; every feature records its results here
 
         self._build_views()
+        self.sources = WindowSources(self, self.jobs, self.progress, self.settings, self)
+        self._content_layout.insertWidget(0, self.sources.check_banner)
+        self.setAcceptDrops(True)  # a file or folder dropped on the window opens (dragEnterEvent/dropEvent)
         self.menus = WindowMenus(self, self._menu_commands())
         self._update_actions()
         self._connect()
@@ -184,8 +192,8 @@ class MainWindow(QMainWindow):
         ops = self.session_ops
         # The Search menu's entries run the search feature, which is built after the menus (it adds to them).
         return MenuCommands(
-            open_root=self.choose_root,
-            open_store=self.choose_store,
+            open_root=self.sources.choose_folder,
+            open_store=self.sources.choose_file,
             open_demo=self.open_demo,
             refresh=self.refresh,
             quit=self.close,
@@ -198,8 +206,10 @@ class MainWindow(QMainWindow):
             show_tab=self.show_tab,
             focus_filter=self.list_pane.focus_filter,
             escape=self._escape,
-            recent_roots=self.settings.recent_roots,
-            open_recent=self.open_root,
+            recent_roots=self.settings.recent_sources,
+            open_recent=self.sources.open,
+            repair_copy=lambda: self._on_current(ops.repair_copy),
+            fork_into=lambda: self._on_current(ops.fork_into),
             search_all=lambda: self.search.focus_search(),
             find_in_session=lambda: self.search.open_find(),
             find_next=lambda: self.search.find_step("next"),
@@ -219,7 +229,7 @@ class MainWindow(QMainWindow):
         lp.session_selected.connect(self.open_session_key)
         lp.session_activated.connect(self._focus_content)
         lp.demo_requested.connect(self.open_demo)
-        lp.open_root_requested.connect(self.choose_root)
+        lp.open_root_requested.connect(self.sources.choose_folder)
         lp.context_menu_requested.connect(self._list_menu)
         lp.shown_changed.connect(self._show_hidden_note)
         lp.message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
@@ -242,7 +252,9 @@ class MainWindow(QMainWindow):
         self._live_timer = QTimer(self)
         self._live_timer.setSingleShot(True)
         self._live_timer.timeout.connect(ld.reevaluate)
-        self.banner.repair_button.clicked.connect(lambda: self._on_current(self.session_ops.repair))
+        self.banner.repair_button.clicked.connect(
+            lambda: self._on_current(self.session_ops.repair_copy if self.session_ops.read_only else self.session_ops.repair)
+        )
         self.banner.restore_button.clicked.connect(lambda: self._on_current(self.session_ops.restore))
         self.banner.closers_box.toggled.connect(ld.set_show_closers)
         ld.timeline_ready.connect(lambda _k: self.timeline_pane.show_tail_or_kept())
@@ -276,20 +288,49 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ roots
 
-    def open_root(self, root: str, *, session: str | None = None, seq: int | None = None) -> asyncio.Task[Any]:
-        """Show ``root``; with ``session`` select that session, with ``seq`` too go to that event of it."""
+    def open_root(
+        self,
+        root: str,
+        *,
+        session: str | None = None,
+        seq: int | None = None,
+        opener: Callable[[], CoordinatedPersistence] | None = None,
+    ) -> asyncio.Task[Any]:
+        """Show ``root``; with ``session`` select that session, with ``seq`` too go to that event of it.
+
+        ``opener`` (from ``WindowSources``): the store of the source being shown; without it this root
+        is opened directly and no source is open any more.
+        """
         root = os.path.abspath(os.path.expanduser(root))
+        if opener is None:
+            self.sources.root_opened_directly()
+        read_only = self.session_ops.read_only = self.sources.read_only
+        self.banner.repair_button.setText("Repair a copy …" if read_only else "Repair …")
         self._want_session = session
         self.search.root_closing()
         if session is not None and seq is not None:
             self.search.navigator.expect(session, seq)
         self._close_session()
         self.first_view.clear()
-        self.root_label.setText(f"Root: {root}")
-        self.setWindowTitle(f"SessionScope — {root}")
+        label = self.sources.label()
+        self.root_label.setText(f"Root: {root}" if label is None else label)
+        self.setWindowTitle(f"SessionScope — {root if label is None else label}")
         self.list_pane.show_table()
         self.root_error = None
-        return self.controller.open_root(root)
+        self._update_actions()
+        return self.controller.open_root(root, opener)
+
+    def show_source_failure(self, path: str, message: str) -> None:
+        """A path that is no source (or could not be opened): said where the sessions would be."""
+        self.root_label.setText(f"Cannot open {path}")
+        self.statusBar().showMessage(message, 15_000)
+        self.list_pane.show_empty(f"{html.escape(message)}<br><br>Open a folder or file (File menu), or drop one here.")
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        self.sources.drag_enter(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        self.sources.drop(event)
 
     def show_about(self) -> AboutDialog:
         """Help > About (window-modal, not a nested loop); kept on the window so tests can read it."""
@@ -298,20 +339,6 @@ class MainWindow(QMainWindow):
         self.about_dialog = dlg
         dlg.open()
         return dlg
-
-    def choose_root(self) -> None:
-        dlg = QFileDialog(self, "Open a session root folder")
-        dlg.setFileMode(QFileDialog.FileMode.Directory)
-        dlg.setOption(QFileDialog.Option.ShowDirsOnly, True)
-        dlg.fileSelected.connect(lambda path: self.open_root(path))
-        dlg.open()
-
-    def choose_store(self) -> None:
-        dlg = QFileDialog(self, "Open a SQLite session store")
-        dlg.setFileMode(QFileDialog.FileMode.ExistingFile)
-        dlg.setNameFilters(["SQLite stores (*.sqlite *.db)", "All files (*)"])
-        dlg.fileSelected.connect(lambda path: self.open_root(path))
-        dlg.open()
 
     def open_demo(self) -> None:
         self.jobs.spawn(self._open_demo(), name="demo root", key="demo")
@@ -371,12 +398,19 @@ class MainWindow(QMainWindow):
         box.open()
 
     def _listing_finished(self, count: int) -> None:
-        self.session_ops.check_backups()
+        label = self.sources.label()
+        if label is None:  # a received source has no backups of ours; its folder is not looked at
+            self.session_ops.check_backups()
         root = self.controller.root
         if root and os.path.exists(root):
-            self.settings.remember_root(root)
+            if label is None:
+                self.settings.remember_root(root)
+            self.settings.remember_source(self.sources.recent_path(root))  # the .zip, never its extraction
         opened = self.controller.opened
-        self.root_label.setText(f"Root: {root}  ({opened.backend_text if opened is not None else 'not opened'})")
+        if label is not None:
+            self.root_label.setText(label + ("  (read-only)" if self.session_ops.read_only else ""))
+        else:
+            self.root_label.setText(f"Root: {root}  ({opened.backend_text if opened is not None else 'not opened'})")
         if self.root_error:
             self.statusBar().showMessage(self.root_error)
         elif count == 0 and root and os.path.exists(root):
@@ -584,7 +618,7 @@ class MainWindow(QMainWindow):
             action(row)
 
     def _update_actions(self) -> None:
-        self.menus.enable_for(self.current_row(), *self.timeline_pane.fork_action_text())
+        self.menus.enable_for(self.current_row(), *self.timeline_pane.fork_action_text(), self.session_ops.read_only)
 
     def _fork_here(self) -> None:
         _text, turn = self.timeline_pane.fork_action_text()
@@ -619,6 +653,7 @@ class MainWindow(QMainWindow):
         """Stop watching, cancel every job, close the store (awaited by the launcher and tests)."""
         self._close_session()
         await self.features.close()
+        await self.sources.close()
         await self.controller.close()
         await self.jobs.shutdown()
 

@@ -2,7 +2,8 @@
 
 Holds no session logic.  Each entry runs a command the window supplies (``MenuCommands``), and
 ``enable_for`` switches the Session entries on and off with the session actions' ``can_*`` rules and
-the timeline's "fork here" choice.
+the timeline's "fork here" choice; for a read-only source (a received transcript or bundle) the
+in-place entries are off with a tooltip saying why, and "Repair a copy …" / "Fork into …" show instead.
 
 A feature adds its own entries to these menus (``menu(title)``, ``add_shortcut``) from its own module;
 nothing here knows the features.
@@ -13,6 +14,7 @@ values, ``window.tabs`` (tab keys) and ``dialogs.shortcuts_dialog`` (Help > Keyb
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -35,7 +37,7 @@ KEYS_HELP = "\n".join(
         "Enter  open the session's content / expand a row / follow a lineage link",
         "Ctrl+F  filter sessions      Esc  cancel a load / leave the filter",
         "Ctrl+1 / Ctrl+2 / Ctrl+3  Header / Timeline / Raw",
-        "Ctrl+O  open a root folder   F5  refresh",
+        "Ctrl+O  open a folder (root, case folder)   Ctrl+Shift+O  open a file (transcript, bundle, store)   F5  refresh",
         "Ctrl+R  repair …   Ctrl+Shift+R  resume …   Ctrl+Shift+F  fork after the selected turn …",
         "",
         "Ctrl+K  search every session (Enter or click a hit: open the session at that event)",
@@ -78,6 +80,8 @@ class MenuCommands:
     update_index: Callable[[], object]
     rebuild_index: Callable[[], object]
     stop_indexing: Callable[[], object]
+    repair_copy: Callable[[], object] | None = None  # a read-only source: repair a copy in a folder the user picks
+    fork_into: Callable[[], object] | None = None  # a read-only source: fork a copy in a folder the user picks
     about: Callable[[], object] | None = None  # Help > About (disabled when the window offers none)
     go_to_damage: Callable[[], object] | None = None  # View > Go to damage (F8): the Raw tab's first damage marker
 
@@ -91,14 +95,20 @@ class WindowMenus:
         bar = window.menuBar()
 
         file_menu = bar.addMenu("&File")
+        # One front door for every source (issue 23): a folder (a root or a case folder), or a file (a
+        # transcript, a support bundle, a SQLite store), recognised by content whatever its name.
         self.open_root = QAction(
-            "&Open root folder …", window, shortcut=QKeySequence("Ctrl+O"), triggered=lambda: commands.open_root()
+            "&Open folder …", window, shortcut=QKeySequence("Ctrl+O"), triggered=lambda: commands.open_root()
         )
-        self.open_store = QAction("Open SQLite &store file …", window, triggered=lambda: commands.open_store())
+        self.open_root.setToolTip("A session root or a case folder")
+        self.open_store = QAction(
+            "Open &file …", window, shortcut=QKeySequence("Ctrl+Shift+O"), triggered=lambda: commands.open_store()
+        )
+        self.open_store.setToolTip("A transcript, a support bundle (.zip) or a SQLite store: opened read-only when received")
         self.demo = QAction("Open the &demo root", window, triggered=lambda: commands.open_demo())
         self.refresh = QAction("&Refresh", window, shortcut=QKeySequence("F5"), triggered=lambda: commands.refresh())
         self.quit = QAction("&Quit", window, shortcut=QKeySequence("Ctrl+Q"), triggered=lambda: commands.quit())
-        self.recent_menu = file_menu.addMenu("Rece&nt roots")
+        self.recent_menu = file_menu.addMenu("Open Rece&nt")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         for a in (self.open_root, self.open_store, self.demo, self.refresh, self.quit):
             file_menu.addAction(a)
@@ -118,11 +128,20 @@ class WindowMenus:
         )
         self.copy_raw = QAction("&Copy raw artifact …", window, triggered=lambda: commands.copy_raw())
         self.restore = QAction("Res&tore a backup …", window, triggered=lambda: commands.restore())
+        self.repair_copy = QAction("Repair a &copy …", window, triggered=lambda: commands.repair_copy and commands.repair_copy())
+        self.fork_into = QAction("Fork &into …", window, triggered=lambda: commands.fork_into and commands.fork_into())
+        self.repair_copy.setToolTip("Copy this session into a folder you pick and repair the copy; the source is only read")
+        self.fork_into.setToolTip("Copy this session into a folder you pick and fork it there; the source is only read")
+        self.in_place_entries = (self.repair, self.fork_here, self.fork_last, self.resume, self.restore)
+        self.copy_entries = (self.repair_copy, self.fork_into)
         self.session_entries = (self.repair, self.fork_here, self.fork_last, self.resume, self.copy_raw, self.restore)
-        for a in self.session_entries:
+        for a in (*self.session_entries[:4], *self.copy_entries, *self.session_entries[4:]):
             session_menu.addAction(a)
             window.addAction(a)
+        for a in self.copy_entries:
+            a.setVisible(False)  # a read-only source only
         session_menu.insertSeparator(self.copy_raw)
+        session_menu.setToolTipsVisible(True)  # a disabled entry says why
 
         view_menu = bar.addMenu("&View")
         for key, (name, tab) in {
@@ -212,8 +231,12 @@ class WindowMenus:
         self._window.addAction(action)
         return action
 
-    def enable_for(self, row: SessionRow | None, fork_text: str, fork_turn: int | None) -> None:
-        """Enable the Session entries for ``row`` (None: no session open) and the timeline's fork choice."""
+    def enable_for(self, row: SessionRow | None, fork_text: str, fork_turn: int | None, read_only: str | None = None) -> None:
+        """Enable the Session entries for ``row`` (None: no session open) and the timeline's fork choice.
+
+        ``read_only`` (why the open source may not be written) turns every in-place entry off, saying
+        so in its tooltip, and shows "Repair a copy …" / "Fork into …" instead.
+        """
         rules = SessionActions
         self.repair.setEnabled(rules.can_repair(row))
         self.fork_last.setEnabled(rules.can_fork(row))
@@ -222,13 +245,21 @@ class WindowMenus:
         self.restore.setEnabled(rules.can_restore(row))
         self.fork_here.setText(fork_text)
         self.fork_here.setEnabled(rules.can_fork(row) and fork_turn is not None)
+        for a in self.in_place_entries:
+            if read_only is not None:
+                a.setEnabled(False)
+            a.setToolTip(read_only or "")
+        self.repair_copy.setEnabled(read_only is not None and rules.can_repair(row))
+        self.fork_into.setEnabled(read_only is not None and rules.can_fork(row))
+        for a in self.copy_entries:
+            a.setVisible(read_only is not None)
 
     def popup_list_menu(self, parent: QWidget, pos: QPoint, extra: tuple[QAction, ...] = ()) -> QMenu:
         """The session list's context menu (the entries that act on one session, then ``extra``: the list's
         own Copy session id / Open containing folder), shown at ``pos``."""
         menu = QMenu(parent)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        for a in (self.repair, self.fork_last, self.resume, self.copy_raw):
+        for a in (self.repair, self.fork_last, self.resume, *(c for c in self.copy_entries if c.isVisible()), self.copy_raw):
             menu.addAction(a)
         if extra:
             menu.addSeparator()
@@ -245,7 +276,10 @@ class WindowMenus:
 
         self.recent_menu.clear()
         for root in self._commands.recent_roots():
-            self.recent_menu.addAction(root, opener(root))
+            if os.path.exists(root):
+                self.recent_menu.addAction(root, opener(root))
+            else:  # moved or deleted since: shown, not offered
+                self.recent_menu.addAction(f"{root}  (missing)").setEnabled(False)
         if self.recent_menu.isEmpty():
             self.recent_menu.addAction("(none yet)").setEnabled(False)
 

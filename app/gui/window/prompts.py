@@ -80,6 +80,18 @@ class WindowPrompts:
         self.file_dialog = dlg
         dlg.open()
 
+    async def ask_folder(self, title: str, start: str) -> str | None:
+        dlg = QFileDialog(self.parent, title, start)
+        dlg.setFileMode(QFileDialog.FileMode.Directory)
+        dlg.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        self.file_dialog = dlg
+        try:
+            code = await self._ask(dlg)
+            chosen = dlg.selectedFiles()
+        finally:
+            self.file_dialog = None
+        return chosen[0] if code == QDialog.DialogCode.Accepted and chosen else None
+
     def report(self, title: str, text: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Close, self.parent)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

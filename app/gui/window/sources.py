@@ -1,0 +1,268 @@
+"""Opening a source in the window: File > Open folder / Open file, drops, File > Open Recent, links.
+
+Why a module of its own: "open anything" (issue 23) is one path for every way in.  A path the user
+names becomes an ``app.sources.OpenedSource`` off the GUI thread (a bundle is extracted and every
+file hashed: progress in the status bar, Esc or its Cancel button abandons it), then the window shows
+its first part through ``MainWindow.open_root`` with the part's own store opener (read-only parts
+refuse every write).  A received source (a transcript, a bundle, a case folder) is read-only: the
+session actions offer "Repair a copy …" / "Fork into …" instead of writing (``SessionActions.read_only``).
+A bundle whose files do not match its manifest still opens, with the mismatch in a banner above the
+tabs.  The recent list keeps the path the user opened (the ``.zip``), never a bundle's extraction,
+and the extraction is removed when another source replaces it or the window closes.
+
+May import: PySide6, ``app.sources`` (Qt-free), ``runtime`` and the window's own modules; never
+``window.main_window`` (the window is handed in as ``SourceWindow``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow
+
+from app.gui.runtime.jobs import Jobs
+from app.gui.runtime.viewer_store import open_for_viewing
+from app.gui.runtime.worker_threads import Progress
+from app.gui.settings import AppSettings
+from app.gui.views.progress_panel import ProgressPanel
+from app.sources import RECEIVED_KINDS, OpenedSource, SourceError, close_source, open_part_store, open_source
+from app.sources.model import check_words
+from persistence import CoordinatedPersistence, SessionPersistenceError
+
+log = logging.getLogger(__name__)
+OK_STYLE = "QLabel { background: #edf7ed; color: #1e4620; padding: 3px 8px; }"
+MISMATCH_STYLE = "QLabel { background: #fdecea; color: #611a15; padding: 4px 8px; }"
+
+READ_ONLY = "{name} is a received {kind}, opened read-only: it is never written. Use “Repair a copy …” or “Fork into …”."
+
+
+class SourceWindow(Protocol):
+    """What this module needs of the window."""
+
+    @property
+    def qwindow(self) -> QMainWindow: ...
+
+    def open_root(
+        self,
+        root: str,
+        *,
+        session: str | None = None,
+        seq: int | None = None,
+        opener: Callable[[], CoordinatedPersistence] | None = None,
+    ) -> object: ...
+
+    def show_source_failure(self, path: str, message: str) -> None: ...
+
+    def show_status(self, text: str, ms: int = 0) -> None: ...
+
+
+def read_only_reason(src: OpenedSource | None) -> str | None:
+    """Why the open source may not be written (None: it may)."""
+    if src is None or not src.read_only:
+        return None
+    return READ_ONLY.format(name=src.path.name or str(src.path), kind=src.kind)
+
+
+def check_lines(check: object | None) -> list[str]:
+    """A bundle check's findings, one per file, and the sender's own verdict (its verify.json)."""
+    if check is None:
+        return []
+    problems = getattr(check, "problems", None)
+    lines = [str(p) for p in problems()] if callable(problems) else []
+    sender = getattr(check, "sender_says", None)
+    if isinstance(sender, str):
+        lines.append(f"The sender's verify.json says: {sender}")
+    return lines
+
+
+def dropped_paths(event: QDropEvent | QDragEnterEvent) -> list[str]:
+    """The local files and folders a drag carries (a URL that is no local file is ignored)."""
+    mime = event.mimeData()
+    if mime is None or not mime.hasUrls():
+        return []
+    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
+
+
+class WindowSources(QObject):
+    """The open source of one window, and every way of opening another."""
+
+    def __init__(self, window: SourceWindow, jobs: Jobs, progress: ProgressPanel, settings: AppSettings, parent: QObject) -> None:
+        super().__init__(parent)
+        self.window = window
+        self.jobs = jobs
+        self.progress = progress
+        self.settings = settings
+        self.current: OpenedSource | None = None  # what the window shows (None: a root opened directly)
+        self.file_dialog: QFileDialog | None = None  # the chooser on screen (tests drive it)
+        self._opening: Progress | None = None
+        progress.cancel_requested.connect(self.cancel)
+        # The bundle check's findings, above the content tabs (hidden when there are none).
+        self.check_banner = QLabel(window.qwindow)
+        self.check_banner.setWordWrap(True)
+        self.check_banner.setTextFormat(Qt.TextFormat.RichText)
+        self.check_banner.hide()
+
+    # ------------------------------------------------------------ what is open
+
+    @property
+    def read_only(self) -> str | None:
+        return read_only_reason(self.current)
+
+    def label(self) -> str | None:
+        """``case.zip — support bundle, verified``: the title bar's and status bar's words for a received
+        source (None for a root or store the user keeps: the window names its path and backend)."""
+        src = self.current
+        return src.label() if src is not None and src.kind in RECEIVED_KINDS else None
+
+    def recent_path(self, root: str) -> str:
+        """What File > Open Recent keeps for the window's root: the path the user opened."""
+        return str(self.current.path) if self.current is not None else root
+
+    # ------------------------------------------------------------ choosing
+
+    def choose_folder(self) -> None:
+        """File > Open folder …: a session root or a case folder."""
+        self._choose("Open a folder (a session root or a case folder)", QFileDialog.FileMode.Directory)
+
+    def choose_file(self) -> None:
+        """File > Open file …: a transcript (any name), a support bundle or a SQLite store."""
+        self._choose("Open a file (a transcript, a support bundle or a SQLite store)", QFileDialog.FileMode.ExistingFile)
+
+    def _choose(self, title: str, mode: QFileDialog.FileMode) -> None:
+        dlg = QFileDialog(self.window.qwindow, title)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.setFileMode(mode)
+        if mode == QFileDialog.FileMode.Directory:
+            dlg.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        else:  # recognised by content: a mailed transcript is often renamed, so no name filter by default
+            dlg.setNameFilters(["Every file (*)", "Support bundles (*.zip)", "Transcripts (*.jsonl *.zstd *.zst *.txt)"])
+        dlg.fileSelected.connect(lambda path: self.open(path))
+        self.file_dialog = dlg
+        dlg.open()
+
+    # ------------------------------------------------------------ drops
+
+    def drag_enter(self, event: QDragEnterEvent) -> None:
+        if dropped_paths(event):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def drop(self, event: QDropEvent) -> asyncio.Task[Any] | None:
+        paths = dropped_paths(event)
+        if not paths:
+            event.ignore()
+            return None
+        event.acceptProposedAction()
+        if len(paths) > 1:
+            self.window.show_status(f"Opening the first of {len(paths)} dropped items: {paths[0]}", 10_000)
+        return self.open(paths[0])
+
+    # ------------------------------------------------------------ opening
+
+    def open(self, path: str, *, session: str | None = None, seq: int | None = None) -> asyncio.Task[Any]:
+        """Open ``path`` whatever it holds; with ``session`` select it, with ``seq`` too go to that event."""
+        path = os.path.abspath(os.path.expanduser(path))
+        self.cancel()
+        return self.jobs.spawn(self._open(path, session, seq), name=f"open {path}", key="source")
+
+    def cancel(self) -> None:
+        if self._opening is not None:
+            self._opening.cancel.set()
+            self.jobs.cancel("source")
+
+    async def _open(self, path: str, session: str | None, seq: int | None) -> None:
+        if not os.path.lexists(path):  # the root's own words ("No session root at …") and its empty list
+            self._replace(None)
+            self.window.open_root(path, session=session, seq=seq)
+            return
+        progress = self._opening = Progress(f"Opening {os.path.basename(path) or path} …")
+        self.progress.track(progress)
+        loop = asyncio.get_running_loop()
+        fut = loop.run_in_executor(None, open_source, Path(path))
+        try:
+            src = await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            # The open goes on in its thread; whatever it made is removed when it ends.
+            fut.add_done_callback(lambda f: _close_later(loop, f))
+            self.window.show_status(f"Stopped opening {path}", 10_000)
+            raise
+        except (SourceError, SessionPersistenceError, OSError) as err:
+            self.window.show_source_failure(path, str(err))
+            return
+        finally:
+            self.progress.untrack(progress)
+            self._opening = None
+        self._replace(src)
+        part = src.parts[0] if src.parts else None
+        if part is None:
+            self.window.show_source_failure(path, f"{src.label()} holds no session store")
+            return
+        self._show_check(src)
+        if len(src.parts) > 1:
+            self.window.show_status(f"{src.label()}: showing {part.label} ({len(src.parts)} parts)", 15_000)
+        store_path = str(part.store_path)
+        # A received part refuses every write; a root or store the user keeps is opened as the viewer
+        # always opens one (read-only too: a viewer never changes what it shows).
+        opener = (lambda: open_part_store(part)) if part.read_only else (lambda: open_for_viewing(store_path))
+        self.window.open_root(store_path, session=session, seq=seq, opener=opener)
+
+    def _show_check(self, src: OpenedSource) -> None:
+        """Our check of a bundle beside the sender's verdict: a quiet line when it holds, every finding when not."""
+        check = src.bundle_check
+        if check is None:
+            self.check_banner.hide()
+            return
+        lines = check_lines(check)
+        name = html.escape(src.path.name)
+        if getattr(check, "ok", False):
+            count = getattr(check, "files_checked", None)
+            ours = f"✓ {name}: every file matches its manifest" + (f" ({count} checked)" if isinstance(count, int) else "")
+            self.check_banner.setStyleSheet(OK_STYLE)
+            self.check_banner.setText(" · ".join([ours, *(html.escape(line, quote=False) for line in lines)]))
+        else:
+            words = html.escape(check_words(check))
+            self.check_banner.setStyleSheet(MISMATCH_STYLE)
+            findings = "".join(f"<br>{html.escape(line, quote=False)}" for line in lines)
+            self.check_banner.setText(f"<b>{name}: {words}</b>{findings}")
+        self.check_banner.show()
+
+    def root_opened_directly(self) -> None:
+        """The window opened a root itself (the demo, a lineage link): no source is open any more."""
+        self._replace(None)
+
+    def _replace(self, src: OpenedSource | None) -> None:
+        old, self.current = self.current, src
+        if src is None:
+            self.check_banner.hide()
+        if old is not None and old is not src:
+            self.jobs.spawn(_close(old), name=f"close {old.path}", key=f"close-source-{id(old)}")
+
+    async def close(self) -> None:
+        """On shutdown: the open source's extraction is removed."""
+        src, self.current = self.current, None
+        if src is not None:
+            await _close(src)
+
+
+async def _close(src: OpenedSource) -> None:
+    try:
+        await asyncio.get_running_loop().run_in_executor(None, close_source, src)
+    except OSError as err:
+        log.warning("could not remove what opening %s made: %s", src.path, err)
+
+
+def _close_later(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[OpenedSource]) -> None:
+    if not fut.cancelled() and fut.exception() is None:
+        loop.run_in_executor(None, close_source, fut.result())
+
+
+__all__ = ["WindowSources", "check_lines", "dropped_paths", "read_only_reason"]
