@@ -345,3 +345,39 @@ def test_source_links_round_trip() -> None:
     assert whole.argv() == ["/tmp/customer log.txt"]
     old = parse_link("sessionscope://open?root=%2Fr&session=s&seq=3")  # the root form still works
     assert (old.root, old.session, old.seq, old.source) == ("/r", "s", 3, False)
+
+
+def test_cancelling_a_slow_open_shows_nothing_and_cleans_up(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bundle that takes long to open (hashing a big one): the status bar's Cancel abandons it, and what
+    the open made is removed once it ends."""
+    import threading
+
+    from app.gui.window import sources as sources_module
+
+    bundle = received_bundle(arun, tmp_path)
+    release = threading.Event()
+    closed: list[Path] = []
+    real_open, real_close = sources_module.open_source, sources_module.close_source
+
+    def slow_open(path: Path) -> Any:
+        release.wait(10)
+        return real_open(path)
+
+    def tracking_close(src: Any) -> None:
+        closed.append(src.path)
+        real_close(src)
+
+    monkeypatch.setattr(sources_module, "open_source", slow_open)
+    monkeypatch.setattr(sources_module, "close_source", tracking_close)
+    w = make_window()
+    task = w.sources.open(str(bundle))
+    qtbot.waitUntil(lambda: w.progress.busy, timeout=WAIT_MS)
+    w.menus.escape.activated.emit()  # Esc while the status bar shows the open's progress
+    release.set()
+    qtbot.waitUntil(task.done, timeout=WAIT_MS)
+    assert task.cancelled()
+    qtbot.waitUntil(lambda: closed == [bundle], timeout=WAIT_MS)
+    assert w.sources.current is None and w.controller.root is None
+    assert not w.progress.busy

@@ -485,6 +485,7 @@ class MainWindow(QMainWindow):
             return
         if self.progress.busy:
             self.loader.cancel()
+            self.sources.cancel()  # a source still opening (a bundle being unpacked and hashed)
         elif self.list_pane.filter.hasFocus():
             self.list_pane.filter.clear()
             self.list_pane.table.setFocus()
