@@ -21,11 +21,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.redact.rules import HOME_KIND, HOME_RULE, RULES, RULES_VERSION, TRIGGERS, combined, home_replacement, placeholder
+from app.redact.rules import (
+    HOME_KIND,
+    HOME_RULE,
+    LINE_TRIGGERS,
+    RULES,
+    RULES_VERSION,
+    TRIGGERS,
+    combined,
+    home_replacement,
+    placeholder,
+)
 
 SAMPLES = 8  # replacements kept for a preview
 CONTEXT_CHARS = 36  # characters of redacted text each side of a sample's placeholder
@@ -105,6 +115,14 @@ class Redactor:
     def might_hold(self, text: str) -> bool:
         """False when no rule can match ``text`` (a cheap check before the full alternation)."""
         return TRIGGERS.search(text) is not None or (self.home is not None and self.home in text)
+
+    @property
+    def line_triggers(self) -> tuple[bytes, ...]:
+        """Lower-case literals one of which a lower-cased JSON line must hold to need a look (``LINE_TRIGGERS``
+        plus the home folder): the other lines of a transcript are kept without being decoded or parsed."""
+        if self.home is None:
+            return LINE_TRIGGERS
+        return (*LINE_TRIGGERS, self.home.encode("utf-8", "surrogateescape").lower())
 
     def _number(self, kind: str, secret: str) -> int:
         numbers = self._numbers.setdefault(kind, {})
@@ -227,6 +245,12 @@ class Redactor:
                         items = list(v)
                     items[j] = new
             return v if items is None else items
+        if isinstance(v, Mapping):  # a read-only view of a record (the engine's FrozenDict): walked as a dict
+            new = self.value(dict(v), where, top=top)
+            return v if all(new[k] is v[k] for k in new) else new
+        if isinstance(v, (tuple, Sequence)) and not isinstance(v, (str, bytes, bytearray)):
+            new = self.value(list(v), where)
+            return v if all(a is b for a, b in zip(new, v, strict=True)) else new
         return v
 
     def report(self) -> RedactionReport:

@@ -184,6 +184,37 @@ def combined(home: str | None) -> re.Pattern[str]:
 TRIGGERS = re.compile(
     r"(?i)-----BEGIN|authorization|password|passwd|aws_?secret|://|eyJ|sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox|@"
 )
+# The same, as lower-case literals for the bytes of a lower-cased JSON line (``bytes.find`` is far faster
+# than a case-insensitive alternation over megabytes); ``\\u``: a JSON escape could spell a trigger.
+LINE_TRIGGERS: tuple[bytes, ...] = (
+    b"-----begin",
+    b"authorization",
+    b"password",
+    b"passwd",
+    b"aws_secret",
+    b"awssecret",
+    b"://",
+    b"eyj",
+    b"sk-",
+    b"akia",
+    b"asia",
+    *(b"gh" + c + b"_" for c in (b"p", b"o", b"u", b"s", b"r")),
+    b"github_pat_",
+    b"xox",
+    b"@",
+    b"\\u",
+)
 
 
-__all__ = ["HOME_KIND", "HOME_RULE", "RULES", "RULES_VERSION", "TRIGGERS", "Rule", "combined", "home_replacement", "placeholder"]
+__all__ = [
+    "HOME_KIND",
+    "HOME_RULE",
+    "LINE_TRIGGERS",
+    "RULES",
+    "RULES_VERSION",
+    "TRIGGERS",
+    "Rule",
+    "combined",
+    "home_replacement",
+    "placeholder",
+]

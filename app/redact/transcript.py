@@ -69,9 +69,39 @@ def redact_line(line: bytes, r: Redactor) -> bytes:
     return line if new is record else js_dumps(new)
 
 
+def _trigger_lines(text: bytes, r: Redactor) -> list[int]:
+    """The start offsets of the lines of ``text`` that hold a trigger (sorted)."""
+    low = text.lower()
+    starts: set[int] = set()
+    for literal in r.line_triggers:
+        i = low.find(literal)
+        while i >= 0:
+            starts.add(text.rfind(b"\n", 0, i) + 1)
+            end = text.find(b"\n", i)
+            if end < 0:
+                break
+            i = low.find(literal, end)
+    return sorted(starts)
+
+
 def _lines(text: bytes, r: Redactor) -> tuple[bytes, bool]:
-    out = b"\n".join(redact_line(line, r) for line in text.split(b"\n"))
-    return out, out != text
+    """Lines (``\\n``-separated) redacted; only the lines a trigger occurs in are decoded and parsed (most
+    lines of a log hold none, so a 200k-line transcript costs a few ``find`` passes, not 200k parses)."""
+    out: list[bytes] = []
+    pos = 0
+    for start in _trigger_lines(text, r):
+        end = text.find(b"\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        new = redact_line(line, r)
+        if new != line:
+            out.append(text[pos:start])
+            out.append(new)
+            pos = end
+    if not out:
+        return text, False
+    out.append(text[pos:])
+    return b"".join(out), True
 
 
 def redact_artifact(data: bytes, compression: str, r: Redactor) -> tuple[bytes, list[str]]:

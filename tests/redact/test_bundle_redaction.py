@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,21 @@ def test_redacted_bundle_holds_no_secret_and_reads_back_with_the_same_events(tmp
     original = _events(path, backend)
     assert [(e["seq"], e["type"]) for e in back] == [(e["seq"], e["type"]) for e in original]
     assert len(back) == len(events) == result.events
+    # Each place a secret was: the user prompt, the title, the assistant text and a tool call's arguments,
+    # the tool result (home folder, key blocks), and a key streamed in pieces (the same number as whole).
+    by_seq = {e["seq"]: e for e in back}
+    prompt = by_seq[1]["data"]["content"][0]["text"]
+    assert "[redacted:api-key#1]" in prompt and "[redacted:email#1]" in prompt
+    assert by_seq[2]["data"]["title"].startswith("Deploy with [redacted:api-key#")
+    text, call = by_seq[4]["data"]["message"]["content"]
+    assert "[redacted:api-key#" in text["text"] and "[redacted:aws-key#1]" in text["text"]
+    assert json.loads(call["arguments"])["password"].startswith("[redacted:password#")
+    assert json.loads(call["arguments"])["token"] == "[redacted:slack-token#1]"
+    output = by_seq[6]["data"]["message"]["content"][0]["content"][0]["text"]
+    assert f"read {os.path.dirname(home)}/[redacted:home]/proj/.env" in output and "[redacted:private-key#2]" in output
+    streamed = "".join(by_seq[9 + k]["data"]["chunk"]["text"] for k in range(len(rk.SPLIT_PIECES)))
+    whole = by_seq[9 + len(rk.SPLIT_PIECES)]["data"]["message"]["content"][0]["text"]
+    assert streamed == whole and re.fullmatch(r"the key is \[redacted:api-key#\d+\] and more text", whole)
     if backend == "jsonl-zstd":  # re-encoded as the engine's frames: one per line batch, like the original
         plain_members = _members(plain_zip)
         assert len(sk.zstd_frames(members[name])) == len(sk.zstd_frames(plain_members[name]))

@@ -104,3 +104,13 @@ def test_samples_show_context_and_a_documented_prefix_never_a_secret() -> None:
         assert "\n" not in sample.context
     assert report.summary().startswith(f"{report.total} replaced: ")
     assert Redactor().report().summary() == "nothing to redact found"
+
+
+def test_read_only_views_of_records_are_walked_too() -> None:
+    from persistence.model.frozen import freeze
+
+    r = Redactor()
+    record = freeze({"type": "user/message", "data": {"content": [{"type": "text", "text": "mail bob@example.com"}]}})
+    out = r.value(record, top=True)
+    assert out["data"]["content"][0]["text"] == "mail [redacted:email#1]"
+    assert dict(r.value(freeze({"a": ("clean",)}))) == {"a": ("clean",)} and r.report().counts == {"email": 1}
