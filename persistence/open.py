@@ -8,10 +8,9 @@ from persistence.coordinator import CoordinatedPersistence
 from persistence.errors import SessionLayoutError, SessionPersistenceError
 from persistence.jsonl import discovery
 from persistence.jsonl.backend import JsonlSessionPersistence
+from persistence.sniff import SQLITE_MAGIC, transcript_compression
 
-BACKENDS = ("jsonl-zstd", "jsonl-none", "jsonl", "sqlite")
-# The first 16 bytes of every SQLite 3 database file (https://www.sqlite.org/fileformat.html §1.3.1).
-SQLITE_MAGIC = b"SQLite format 3\x00"
+BACKENDS = ("jsonl-zstd", "jsonl-none", "jsonl", "sqlite", "transcript")
 
 
 def detect_jsonl_compression(root: str) -> str:
@@ -48,9 +47,20 @@ def _refuse_non_database(path: str) -> None:
 
 
 def open_store(
-    path: str | os.PathLike[str], backend: str | None = None, *, read_only: bool = False, create: bool = True
+    path: str | os.PathLike[str],
+    backend: str | None = None,
+    *,
+    read_only: bool = False,
+    create: bool = True,
+    received: bool = False,
 ) -> CoordinatedPersistence:
-    """A directory (or a path that does not exist) is a JSONL root; a file is a SQLite store.
+    """A directory (or a path that does not exist) is a JSONL root; a file is a SQLite store, or a lone
+    transcript when its content says so (zstd magic, a JSONL header line; ``persistence.sniff``).
+
+    A lone transcript (``backend`` None or ``"transcript"``) opens read-only whatever ``read_only``
+    says: it is a received file, so every write raises ``SessionReadOnlyError``
+    (``persistence.jsonl.received``).  ``received`` opens any store as a received file: read-only, a
+    JSONL root included (a folder that came in a case folder), so the engine refuses every write.
 
     ``read_only`` opens a SQLite store for browsing (``mode=ro``, honouring a live ``-wal``);
     JSONL reads never write, so it changes nothing there.
@@ -61,6 +71,15 @@ def open_store(
     created by reads, so it changes nothing for them.
     """
     p = os.fspath(path)
+    read_only = read_only or received
+    if backend in (None, "transcript") and os.path.isfile(p) and not os.path.islink(p):
+        compression = transcript_compression(p)
+        if compression is not None:
+            from persistence.jsonl.received import TranscriptFilePersistence
+
+            return TranscriptFilePersistence(p, compression=compression)
+    if backend == "transcript":
+        raise SessionLayoutError(f"{p} is not a session transcript (no zstd frame, no JSONL header line)")
     if backend is None:
         backend = "sqlite" if os.path.isfile(p) else "jsonl"
     if backend not in BACKENDS:
@@ -80,4 +99,8 @@ def open_store(
         compression = detect_jsonl_compression(p)
     else:
         compression = "zstd" if backend == "jsonl-zstd" else "none"
+    if received:
+        from persistence.jsonl.received import ReceivedJsonlPersistence
+
+        return ReceivedJsonlPersistence(p, compression=compression)
     return JsonlSessionPersistence(p, compression=compression)

@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = CliParser(
         prog="sessionscope",
         description="Browse, inspect and repair coding-agent session logs (JSONL roots or SQLite stores).",
-        epilog="A sessionscope://open?root=...&session=...&seq=N link as the only argument opens the window there.",
+        epilog="A sessionscope://open?root=...&session=...&seq=N link as the only argument opens the window there; "
+        "a PATH as the first argument (a root, a store, a transcript, a support bundle or a case folder) opens it.",
     )
     # argparse prints it and exits 0 before anything else is looked at: no Qt, no store opened.
     parser.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
@@ -112,9 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb in VERBS:
         p = sub.add_parser(verb.name, help=verb.help)
-        p.add_argument("root", metavar="ROOT", help="a JSONL root directory or a SQLite store file")
+        p.add_argument(
+            "root",
+            metavar="PATH",
+            help="a source: a JSONL root, a SQLite store, a transcript file, a support bundle or a case folder",
+        )
         if verb.needs_id:
-            p.add_argument("id", metavar="ID", help="session id")
+            p.add_argument("id", metavar="ID", nargs="?", default=None, help="session id (optional when PATH holds one session)")
         p.add_argument("--backend", choices=BACKENDS, default=None)
         p.add_argument("--json", action="store_true", help="print the upstream-shaped JSON result")
         for a in verb.arguments:

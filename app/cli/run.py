@@ -1,7 +1,8 @@
 """One run of ``sessionscope``: parse, open the store the verb's table row asks for, render, print.
 
 Without a verb the window opens (Qt is imported only then, so the command line works on machines
-without a display); so does a ``sessionscope://`` link given as the only argument (the desktop entry
+without a display), on the source a PATH first argument names (``sessionscope case.zip``); so does a
+``sessionscope://`` link given as the only argument (the desktop entry
 registers the scheme and passes the URL: ``app.links``).  Every failure ends as the typed error of
 ``app.cli.output``, never a traceback.
 May import the other ``app.cli`` modules, ``app.links``, ``app.gui.launch`` (lazily) and the engine.
@@ -14,14 +15,14 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable, Sequence
-from functools import partial
-from typing import TextIO
+from typing import Any, TextIO
 
-from app.cli.output import NoSessionRoot, dump, report_error, write_out
+from app.cli.output import NoSessionRoot, report_error, write_out
 from app.cli.parser import UsageError, build_parser, check_argv, json_requested, parse_argv
+from app.cli.source_run import run_on_source
 from app.cli.verbs import VERBS_BY_NAME, Verb
 from app.links import LinkError, check_openable, is_link, parse_link
-from persistence import CoordinatedPersistence, open_store
+from persistence import open_store
 
 # What a verb prints: its text, or a writer that prints a value already read in full (``raw``'s bytes).
 Output = str | Callable[[TextIO], None]
@@ -38,24 +39,11 @@ def require_root(path: str) -> None:
 
 
 async def run_verb(verb: Verb, args: argparse.Namespace) -> tuple[Output, int]:
-    """(what to print, exit code) of one verb."""
+    """(what to print, exit code) of one verb, on the source ``args.root`` names (``source_run``)."""
     require_root(args.root)
     # No verb creates a store: a missing or non-database file is refused, never turned into one.
-    store: CoordinatedPersistence = open_store(args.root, args.backend, read_only=verb.opens_read_only(args), create=False)
-    output: Output
-    try:
-        value = await verb.handler(store, args)
-        # Render fully before printing: a failure here still leaves stdout clean for the error.
-        if args.json:
-            output = dump(verb.json(value)) + "\n"
-        elif verb.stream is not None:
-            output = partial(verb.stream, value)  # the value is complete and checked: only writing is left
-        else:
-            text = verb.text(value, args)
-            output = text if text.endswith("\n") else text + "\n"
-    finally:
-        await store.close()
-    return output, 0 if verb.succeeded is None or verb.succeeded(value) else 1
+    # The user's own root or store opens through this module's ``open_store`` (looked up per call).
+    return await run_on_source(verb, args, lambda *a, **kw: open_store(*a, **kw))
 
 
 def launch_gui(args: argparse.Namespace) -> int:
@@ -64,6 +52,9 @@ def launch_gui(args: argparse.Namespace) -> int:
     except ImportError:
         build_parser().print_help()
         return 0
+    options: dict[str, Any] = {}
+    if getattr(args, "source", None) is not None:
+        options["source"] = args.source  # ``sessionscope PATH``: the window on that source
     return int(
         run_app(
             root=args.root,
@@ -72,8 +63,21 @@ def launch_gui(args: argparse.Namespace) -> int:
             screenshot=args.screenshot,
             seq=args.seq,
             screenshot_of=args.screenshot_of,
+            **options,
         )
     )
+
+
+def source_argv(argv: list[str]) -> tuple[str | None, list[str]]:
+    """(the source path, the other arguments) of ``sessionscope PATH [options]``; (None, argv) otherwise.
+
+    A first argument that is neither a verb nor an option, and is a path (it exists, or names a folder:
+    ``./x``, ``dir/case.zip``), is a source to open in the window; any other word is a mistyped verb.
+    """
+    first = argv[0] if argv else ""
+    if first and first not in VERBS_BY_NAME and not first.startswith("-") and (os.path.lexists(first) or os.sep in first):
+        return argv[0], argv[1:]
+    return None, argv
 
 
 def open_link(argv: Sequence[str]) -> int:
@@ -97,8 +101,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and is_link(argv[0]):
         return open_link(argv)
     parser = build_parser()
+    source, argv = source_argv(argv)
     try:
         args = parse_argv(parser, argv)
+        args.source = source
+        if source is not None and args.verb is not None:
+            parser.error(f"a PATH to open comes after the verb: sessionscope {args.verb} {source} ...")
         if args.verb is None:
             if args.seq is not None and args.session is None:
                 parser.error("--seq needs --session ID (the session the event belongs to)")
@@ -108,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Exit 2 as argparse does (callers of main() see the same SystemExit), but in the typed form.
         raise SystemExit(report_error(None, err, json_text=json_requested(argv))) from None
     if args.verb is None:
+        if source is not None and not os.path.exists(source):
+            return report_error(None, NoSessionRoot(source))
         return launch_gui(args)
     try:
         check_argv(args)  # before any store is opened: a refused id has written nothing

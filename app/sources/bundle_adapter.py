@@ -9,6 +9,7 @@ May import the standard library, ``app.sources``' own modules and the public ``p
 from __future__ import annotations
 
 import importlib
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,10 @@ def is_bundle(path: Path) -> bool:
 
 
 def remove_extraction(handle: object) -> None:
-    """Remove a bundle's extraction (idempotent)."""
+    """Remove a bundle's extraction, or a folder the opener made (a received store's copy); idempotent."""
+    if isinstance(handle, Path):
+        shutil.rmtree(handle, ignore_errors=True)
+        return
     module = _bundle()
     if isinstance(handle, module.OpenedBundle):
         module.close_bundle(handle)

@@ -36,7 +36,10 @@ class SourceError(SessionArgumentError):
 
 
 class AmbiguousSessionError(SourceError):
-    """No session id was given and the source holds more (or fewer) than one session."""
+    """No session id was given and the source holds more (or fewer) than one session: a usage error
+    (exit code 2 on the command line), listing the ids to choose from."""
+
+    exit_code = 2
 
     def __init__(self, path: Path, ids: list[str]) -> None:
         self.ids = list(ids)

@@ -12,7 +12,9 @@ May import the standard library, ``app.sources``' own modules and the public ``p
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +30,7 @@ MAX_CASE_ENTRIES = 20_000
 # Marks of an unpacked support bundle: its files are a case folder's, never a JSONL root's.
 BUNDLE_MARKS = ("manifest.json", "verify.json")
 TRANSCRIPT_NAMES = ("session.jsonl", "session.jsonl.zstd")
+RECEIVED_DIR = "received"  # below the cache folder: private copies of received SQLite stores
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,9 @@ def open_source(path: Path) -> OpenedSource:
         raise SourceError(f"{path} is not a file or folder SessionScope can read (a device, FIFO or socket)")
     kind = _sniff(path)
     if kind is None:
+        # The engine says why in its own words (an empty file, a file that is not a database), as it
+        # always has for a store path; it reads 16 bytes and writes nothing.
+        open_store(path, None, read_only=True, create=False)
         raise SourceError(
             f"{path} is not something SessionScope reads: not a transcript (JSONL or zstd), "
             "a SQLite session store, a support bundle or a folder"
@@ -82,10 +88,14 @@ def close_source(src: OpenedSource) -> None:
         bundle_adapter.remove_extraction(handle)
 
 
-def open_part_store(part: SourcePart) -> CoordinatedPersistence:
-    """The engine store of one part (the caller closes it); read-only parts refuse every write."""
+def open_part_store(part: SourcePart, *, read_only: bool = False) -> CoordinatedPersistence:
+    """The engine store of one part (the caller closes it); read-only parts refuse every write.
+
+    ``read_only`` opens even a writable part (the user's own SQLite store) for reading only: a writable
+    SQLite connection may checkpoint a ``-wal`` into the database when it closes.
+    """
     backend = "sqlite" if part.kind is SourceKind.SQLITE_STORE else None
-    return open_store(part.store_path, backend, read_only=part.read_only, create=False)
+    return open_store(part.store_path, backend, read_only=read_only or part.read_only, create=False, received=part.read_only)
 
 
 async def source_sessions(src: OpenedSource) -> list[SourceSession]:
@@ -93,7 +103,7 @@ async def source_sessions(src: OpenedSource) -> list[SourceSession]:
     (``CoordinatedPersistence.list_entries``)."""
     out: list[SourceSession] = []
     for part in src.parts:
-        store = open_part_store(part)
+        store = open_part_store(part, read_only=True)
         try:
             out.extend(SourceSession(part, entry) for entry in await store.list_entries())
         finally:
@@ -192,6 +202,12 @@ def _open_folder(path: Path) -> OpenedSource:
                 bundle = _open_bundle(found, base=path)
                 parts.extend(bundle.parts)
                 extractions.extend(bundle.extractions)
+            elif kind is SourceKind.SQLITE_STORE:
+                # SQLite writes beside a database it reads (-shm, -wal), even read-only: a received store
+                # is read from a private copy in the cache folder, so not one byte lands beside it.
+                copy = _private_copy(found)
+                extractions.append(copy.parent)
+                parts.append(SourcePart(_part_label(found, kind, path), copy, kind, True, found))
             else:
                 parts.append(SourcePart(_part_label(found, kind, path), found, kind, True, found))
     except BaseException:
@@ -229,6 +245,30 @@ def _walk_sources(folder: Path, base: Path, depth: int = 0, seen: list[int] | No
                 yield Path(e.path), kind
     for sub in later:
         yield from _walk_sources(sub, base, depth + 1, seen)
+
+
+def _private_copy(db: Path) -> Path:
+    """A copy of the SQLite store ``db`` (with its ``-wal`` and ``-journal``, which hold committed or
+    rolled-back pages) in a new private folder below the cache folder; the caller removes the folder."""
+    from app.paths import cache_dir
+
+    base = Path(cache_dir()) / RECEIVED_DIR
+    base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="store-", dir=base))
+    try:
+        target = folder / db.name
+        copies = [(db, target)]
+        for suffix in ("-wal", "-journal"):
+            side = Path(str(db) + suffix)
+            if side.is_file() and not side.is_symlink():
+                copies.append((side, Path(str(target) + suffix)))
+        for src, dst in copies:
+            shutil.copyfile(src, dst)
+            os.chmod(dst, 0o600)  # a store may hold secrets, and the engine wants a private file
+    except OSError as err:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise SourceError(f"cannot read {db}: {err.strerror or err}") from None
+    return target
 
 
 # ---------------------------------------------------------------- bundles
