@@ -19,6 +19,7 @@ import sessionkit as sk
 from app.cli import main
 from app.export import ExportTargetError, export_session, preview_redaction, run_export
 from app.redact import RedactionReport, Redactor
+from app.sources import close_source, open_source, store_for
 from persistence import RawChunk, compress_frame, iter_raw, js_dumps, open_store
 
 
@@ -140,6 +141,21 @@ def test_redacted_bundle_holds_no_secret_and_reads_back_with_the_same_events(tmp
     streamed = "".join(by_seq[9 + k]["data"]["chunk"]["text"] for k in range(len(rk.SPLIT_PIECES)))
     whole = by_seq[9 + len(rk.SPLIT_PIECES)]["data"]["message"]["content"][0]["text"]
     assert streamed == whole and re.fullmatch(r"the key is \[redacted:api-key#\d+\] and more text", whole)
+    # The bundle itself opened as a source (verified against its manifest), as a support engineer would.
+    src = open_source(red_zip)
+    try:
+        assert src.bundle_check is not None and src.bundle_check.ok
+
+        async def via_source() -> list[dict[str, Any]]:
+            store, sid = await store_for(src, None)
+            try:
+                return sk.wire((await store.view(sid)).stored)
+            finally:
+                await store.close()
+
+        assert [(e["seq"], e["type"]) for e in asyncio.run(via_source())] == [(e["seq"], e["type"]) for e in back]
+    finally:
+        close_source(src)
     if backend == "jsonl-zstd":  # re-encoded as the engine's frames: one per line batch, like the original
         plain_members = _members(plain_zip)
         assert len(sk.zstd_frames(members[name])) == len(sk.zstd_frames(plain_members[name]))
