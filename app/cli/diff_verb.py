@@ -11,19 +11,17 @@ Both sides are read, never written (``read_from``: the stored events, no crash c
 compared by ``app.compare``; text output is the comparison for a person, ``--json`` its value.
 Exit code 0 when the two sessions run the same turns, 1 when they differ (``diff``'s convention).
 
-May import ``app.compare``, ``app.sources``, the standard library and the public engine.
+May import ``app.compare``, the standard library and the public engine.
 """
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from app.compare import SessionComparison, compare_sessions, comparison_json, comparison_text
-from app.sources import close_source, open_source, store_for
-from persistence import CoordinatedPersistence, EventLog, SessionNotFoundError
+from app.compare import SessionComparison, compare_sessions, comparison_json, comparison_text, read_session
+from persistence import CoordinatedPersistence
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,22 +33,6 @@ class DiffReport:
         return self.comparison.first_difference is None
 
 
-async def read_side(path: str, session_id: str | None) -> tuple[str, EventLog]:
-    """(the session id, its stored events) of one side, read from the source at ``path``."""
-    src = open_source(Path(path))
-    try:
-        store, sid = await store_for(src, session_id)
-        try:
-            result = await store.read_from(sid, 0)
-        finally:
-            await store.close()
-    finally:
-        close_source(src)
-    if result is None:
-        raise SessionNotFoundError(f'session "{sid}" not found in {path}')
-    return sid, result.events
-
-
 def side_label(path: str, session_id: str, given: str | None) -> str:
     return f"{path} {session_id}" if given is not None else f"{path} ({session_id})"
 
@@ -60,8 +42,8 @@ async def diff(_store: CoordinatedPersistence, args: argparse.Namespace) -> Diff
     # opened as a store, which a lone transcript or a bundle is not.
     path_a = args.root
     path_b = args.path_b or args.root
-    a_id, a_log = await read_side(path_a, args.id_a)
-    b_id, b_log = await read_side(path_b, args.id_b)
+    a_id, a_log = await read_session(path_a, args.id_a)
+    b_id, b_log = await read_session(path_b, args.id_b)
     comparison = compare_sessions(
         a_log,
         b_log,
@@ -81,4 +63,4 @@ def diff_json(report: DiffReport) -> Any:
     return comparison_json(report.comparison)
 
 
-__all__ = ["DiffReport", "diff", "diff_json", "diff_text", "read_side"]
+__all__ = ["DiffReport", "diff", "diff_json", "diff_text"]

@@ -15,10 +15,12 @@ side called more often (a multiset difference of tool names), and both sides' to
 The first pair that is not the same turn is the divergence.
 
 Qt-free: the command line (``sessionscope diff``) and the window's compare view render these values.
-May import the standard library, ``app.insight`` (turn digests, common prefix), ``app.records`` and
-the public ``persistence``.
+``read_session(path, id)`` reads one side from any source (``app.sources``), for both.
+May import the standard library, ``app.insight`` (turn digests, common prefix), ``app.records``,
+``app.sources`` and the public ``persistence``.
 """
 
+from app.compare.reading import read_session
 from app.compare.sessions import (
     CHANGED,
     ONLY_A,
@@ -49,4 +51,5 @@ __all__ = [
     "compare_sessions",
     "comparison_json",
     "comparison_text",
+    "read_session",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from app.gui.window.compare_wiring import CompareFeature
 from app.gui.window.context import WindowContext
 from app.gui.window.insight_wiring import InsightFeatures
 from app.gui.window.keyboard_wiring import KeyboardFeatures
@@ -26,6 +27,7 @@ F = TypeVar("F")
 FEATURES: tuple[tuple[str, Callable[[WindowContext], object]], ...] = (
     ("search", SearchFeatures),  # Search tab, find bar, going to events, the index (issue 13)
     ("insight", InsightFeatures),  # Stats tab, dashboard, lineage, export, model prices (issue 14)
+    ("compare", CompareFeature),  # Session > Compare with …: any two sessions aligned by prompt (issue 23)
     ("keyboard", KeyboardFeatures),  # palette, shortcuts, focus ring, Activity, legend, reset demo (issue 16)
 )
 
