@@ -42,6 +42,8 @@ from persistence import CoordinatedPersistence, SessionReadOnlyError, open_store
 
 Output = str | Callable[[TextIO], None]
 OWN_KINDS = (SourceKind.JSONL_ROOT, SourceKind.SQLITE_STORE)
+# Verbs whose handler opens its sources itself from ``args`` (``diff PATH_A PATH_B``): run once, never per part.
+SELF_OPENING = frozenset({"diff"})
 Opener = Callable[..., CoordinatedPersistence]  # ``persistence.open_store``'s signature
 
 
@@ -145,7 +147,7 @@ async def run_on_source(verb: Verb, args: argparse.Namespace, opener: Opener = o
             part, args.id = await resolve_session(src, getattr(args, "id", None))
             parts = [part]
         else:
-            parts = list(src.parts)
+            parts = list(src.parts)[:1] if verb.name in SELF_OPENING else list(src.parts)
         results = [(part, *await _one(verb, args, _open_part(part, verb, args, src, opener))) for part in parts]
     finally:
         close_source(src)
@@ -169,7 +171,8 @@ def _combine(
     checks: list[tuple[str, Any]],
 ) -> Output:
     with_checks = verb.name == "verify" and bool(checks)
-    if len(results) == 1 and not with_checks and (src.kind is not SourceKind.CASE_FOLDER or verb.needs_id):
+    single = src.kind is not SourceKind.CASE_FOLDER or verb.needs_id or verb.name in SELF_OPENING
+    if len(results) == 1 and not with_checks and single:
         return _render(verb, args, results[0][1])
     if args.json:
         doc: dict[str, Any] = {"source": str(src.path), "kind": str(src.kind), "label": src.label()}

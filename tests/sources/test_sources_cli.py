@@ -47,6 +47,7 @@ READ_VERBS: list[list[str]] = [
     ["raw", "ID"],
     ["locate", "ID"],
     ["backups", "ID"],
+    ["stats", "ID"],
     ["repair", "ID", "--dry-run", "--quiet-seconds", "0"],
     ["export", "ID", "--format", "md", "-o", "OUT"],
     ["export", "ID", "--format", "bundle", "-o", "OUT"],
@@ -170,3 +171,15 @@ def test_a_path_as_the_first_argument_opens_the_window_on_it(
     assert calls[-1]["source"] == "customer log.txt"
     code, _out, err = _run(capsys, [str(tmp_path / "absent" / "case.zip")])
     assert code == 2 and "no session root at" in err and len(calls) == 2
+
+
+def test_diff_in_a_case_folder_runs_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = tmp_path / "case"
+    case.mkdir()
+    (case / "one.txt").write_bytes(encode_log(header_line("c", "/q"), [one_turn_log()], "none"))
+    (case / "two.zst").write_bytes(encode_log(header_line("d", "/q"), [one_turn_log(), open_turn2()], "zstd"))
+    code, out, _err = _run(capsys, ["diff", str(case), "--id-a", "c", "--id-b", "d", "--json"])
+    doc = json.loads(out)
+    assert code == 1 and "parts" not in doc and "error" not in doc  # one comparison, not one per part
+    code, text, _err = _run(capsys, ["diff", str(case), "--id-a", "c", "--id-b", "d"])
+    assert code == 1 and "== " not in text
