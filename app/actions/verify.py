@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,7 +125,15 @@ async def _row_for_unlisted(store: CoordinatedPersistence, path: str, compressio
     return VerifyRow(sid, "corrupt", "corrupt", reason, path)
 
 
-async def verify_root(store: CoordinatedPersistence) -> tuple[list[VerifyRow], str | None]:
+# ``progress(done, total, session id)`` before each session is judged (total None when not known yet).
+Progress = Callable[[int, "int | None", str], None]
+
+
+def _no_progress(_done: int, _total: int | None, _sid: str) -> None:
+    pass
+
+
+async def verify_root(store: CoordinatedPersistence, progress: Progress | None = None) -> tuple[list[VerifyRow], str | None]:
     """(rows, root-level error). A root-level error (foreign layout) makes the whole root fail.
 
     One damaged JSONL header (a corrupt header frame, an identity mismatch) makes upstream's ``list()``
@@ -132,13 +141,13 @@ async def verify_root(store: CoordinatedPersistence) -> tuple[list[VerifyRow], s
     verdict and the damaged one is named.  Unreadable and symlinked entries are rows of their own
     (verdict ``unreadable`` / ``unsupported``).  A SQLite row that fails validation makes ``list()``
     reject as a whole (upstream); verify then reads the rows leniently and names the bad one.  Writes
-    nothing (SQLite is read through a read-only twin).
+    nothing (SQLite is read through a read-only twin).  ``progress`` hears of each session as it is judged.
     """
     async with read_only_view(store) as view:
-        return await _verify(view)
+        return await _verify(view, progress or _no_progress)
 
 
-async def _verify(store: CoordinatedPersistence) -> tuple[list[VerifyRow], str | None]:
+async def _verify(store: CoordinatedPersistence, progress: Progress) -> tuple[list[VerifyRow], str | None]:
     try:
         walk = await _walk(store)
     except OSError as err:  # the root itself cannot be listed: a bad root
@@ -149,11 +158,12 @@ async def _verify(store: CoordinatedPersistence) -> tuple[list[VerifyRow], str |
         return [], f"{upstream_class_of(err)}: {err}"
     except Exception as err:
         if walk is None:
-            return await _verify_rows_leniently(store, err)
-        return await _verify_by_walk(store, walk, err)
+            return await _verify_rows_leniently(store, err, progress)
+        return await _verify_by_walk(store, walk, err, progress)
     rows: list[VerifyRow] = []
     listed_paths: set[str] = set()
-    for header in headers:
+    for i, header in enumerate(headers):
+        progress(i, len(headers), header.id)
         loc = store.locate(header)
         path = loc.path if loc is not None else None
         if path is not None:
@@ -168,11 +178,12 @@ async def _verify(store: CoordinatedPersistence) -> tuple[list[VerifyRow], str |
 
 
 async def _verify_by_walk(
-    store: CoordinatedPersistence, walk: _Walk, list_error: BaseException
+    store: CoordinatedPersistence, walk: _Walk, list_error: BaseException, progress: Progress
 ) -> tuple[list[VerifyRow], str | None]:
     rows: list[VerifyRow] = []
-    for path in walk.artifacts:
+    for i, path in enumerate(walk.artifacts):
         sid = _dir_id(path)
+        progress(i, len(walk.artifacts), sid)
         diag = await _diagnose(store, sid)
         if not isinstance(diag, str) and diag.status == "missing":
             rows.append(await _row_for_unlisted(store, path, walk.compression))
@@ -187,14 +198,17 @@ async def _verify_by_walk(
     return rows, None
 
 
-async def _verify_rows_leniently(store: CoordinatedPersistence, list_error: BaseException) -> tuple[list[VerifyRow], str | None]:
+async def _verify_rows_leniently(
+    store: CoordinatedPersistence, list_error: BaseException, progress: Progress
+) -> tuple[list[VerifyRow], str | None]:
     """A store whose ``list()`` rejects as a whole (SQLite, one bad row): each row on its own."""
     try:
         entries = await store.list_entries()
     except Exception as err:  # the store itself is bad (not a database, wrong schema, I/O)
         return [], f"{upstream_class_of(err)}: {err}"
     rows: list[VerifyRow] = []
-    for e in entries:
+    for i, e in enumerate(entries):
+        progress(i, len(entries), e.session_id)
         if e.problem is not None:
             rows.append(VerifyRow(e.session_id, "corrupt", "corrupt", e.problem, None))
         else:

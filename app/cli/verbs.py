@@ -23,6 +23,7 @@ from app.actions import backups, fork, repair, resume, verify
 from app.actions.liveness import DEFAULT_QUIET_SECONDS
 from app.cli import diff_verb, list_view, render, stats_verb
 from app.cli.list_rows import ListReport, list_rows
+from app.cli.progress import ProgressLine
 from app.cli.raw_stream import read_raw_plain, write_raw
 from app.cli.results import Loaded, RepairReport, VerifyReport
 from app.export import command as export_command
@@ -125,26 +126,38 @@ async def load(store: CoordinatedPersistence, args: argparse.Namespace) -> Loade
 
 
 async def verify_root(store: CoordinatedPersistence, _args: argparse.Namespace) -> VerifyReport:
-    rows, root_error = await verify.verify_root(store)
-    lost = [] if root_error is not None else await backups.find_lost_records(store)
+    # A big root takes a while: one updating line on a terminal's stderr (``progress``), nothing when piped.
+    with ProgressLine("verify", detail="listing the sessions") as line:
+        rows, root_error = await verify.verify_root(store, lambda done, total, sid: line.update(done, total, sid))
+        line.update(detail="looking for records only a backup holds")
+        lost = [] if root_error is not None else await backups.find_lost_records(store)
     return VerifyReport(rows, root_error, lost)
 
 
 async def search(store: CoordinatedPersistence, args: argparse.Namespace) -> SearchOutcome:
     # The verb's whole logic is app.search's (index up to date, then query); a bad query is its
-    # SearchOutcome with exit code 1 and one line for stderr, never an exception.
-    return await search_store(
-        store,
-        args.query,
-        project=args.project,
-        kind=args.kind,
-        tool=args.tool,
-        status=args.status,
-        limit=args.limit,
-        json=args.json,
-        reindex=args.reindex,
-        cache_dir=getattr(args, "search_cache_dir", None),  # a received source's index: a scratch folder
-    )
+    # SearchOutcome with exit code 1 and one line for stderr, never an exception.  A first search
+    # indexes every session: its progress is one updating line on a terminal's stderr.
+    with ProgressLine("search", detail="updating the index") as line:
+        return await search_store(
+            store,
+            args.query,
+            project=args.project,
+            kind=args.kind,
+            tool=args.tool,
+            status=args.status,
+            limit=args.limit,
+            json=args.json,
+            reindex=args.reindex,
+            cache_dir=getattr(args, "search_cache_dir", None),  # a received source's index: a scratch folder
+            progress=lambda p: line.update(p.done, p.total, "sessions indexed"),
+        )
+
+
+async def export(store: CoordinatedPersistence, args: argparse.Namespace) -> Any:
+    # A large session's export reads and writes for a while: the elapsed time on a terminal's stderr.
+    with ProgressLine("export", detail=f"{args.format} of {getattr(args, 'id', None) or 'the session'}"):
+        return await export_command.handle(store, args)
 
 
 # ---------------------------------------------------------------- actions
@@ -354,7 +367,7 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         name="export",
         help="export one session as Markdown, HTML, JSONL or a support bundle (never writes the session)",
-        handler=export_command.handle,
+        handler=export,
         text=export_command.result_text,
         json=export_command.result_json,
         read_only=True,

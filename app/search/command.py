@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import json as jsonlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.search.indexer import Indexer, IndexReport
+from app.search.indexer import Indexer, IndexProgress, IndexReport
 from app.search.query import SearchFilters, SearchQueryError, SearchResult, parse_query
 from persistence import CoordinatedPersistence, SessionPersistenceError, open_store, upstream_class_of
 
@@ -98,8 +98,10 @@ async def search_store(
     json: bool = False,
     reindex: bool = False,
     cache_dir: str | None = None,
+    progress: Callable[[IndexProgress], None] | None = None,
 ) -> SearchOutcome:
-    """Index ``store``'s root (incrementally; ``reindex`` rebuilds first), then search it."""
+    """Index ``store``'s root (incrementally; ``reindex`` rebuilds first), then search it.  ``progress``
+    hears of each indexing step (a first search indexes every session: the command line shows it)."""
     try:
         parse_query(query)
         filters = filters_of(project, kind, tool, status)
@@ -112,13 +114,13 @@ async def search_store(
     try:
         if reindex:
             indexer.rebuild("--reindex")
-        report = await indexer.update()
+        report = await indexer.update(progress=progress)
         searcher = indexer.searcher()
         result = searcher.search(query, filters, limit=limit)
         if searcher.damaged is not None:  # found damaged while reading: rebuild once and ask again
             searcher.close()
             indexer.rebuild(searcher.damaged)
-            report = await indexer.update()
+            report = await indexer.update(progress=progress)
             searcher = indexer.searcher()
             result = searcher.search(query, filters, limit=limit)
     except SearchQueryError as err:
