@@ -26,18 +26,12 @@ from __future__ import annotations
 from app.search.command import SearchOutcome, run_search, search_store
 from app.search.db import SCHEMA_VERSION, fts_problem
 from app.search.extract import KINDS
-from app.search.indexer import IndexCancelled, Indexer, IndexProgress, IndexReport, IndexRun, entry_key, index_root, run_index
+from app.search.indexer import Indexer, index_root, run_index
+from app.search.language import SearchQueryError, parse_query
 from app.search.location import index_path
-from app.search.query import (
-    Hit,
-    HitCounts,
-    Searcher,
-    SearchFilters,
-    SearchQueryError,
-    SearchResult,
-    SessionHits,
-    parse_query,
-)
+from app.search.query import Searcher
+from app.search.results import Hit, HitCounts, SearchFilters, SearchResult, SessionHits
+from app.search.run import IndexCancelled, IndexProgress, IndexReport, IndexRun, entry_key
 
 __all__ = [
     "KINDS",

@@ -19,8 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.search.indexer import Indexer, IndexProgress, IndexReport
-from app.search.query import SearchFilters, SearchQueryError, SearchResult, parse_query
+from app.search.indexer import Indexer
+from app.search.language import SearchQueryError, parse_query
+from app.search.results import SearchFilters, SearchResult
+from app.search.run import IndexProgress, IndexReport
 from persistence import CoordinatedPersistence, SessionPersistenceError, open_store, upstream_class_of
 
 DEFAULT_CLI_LIMIT = 100  # hits printed unless --limit says otherwise

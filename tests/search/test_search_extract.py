@@ -10,16 +10,8 @@ import sessionkit as sk
 
 from app.search.damaged import decode_damaged, packed_row
 from app.search.extract import MAX_BODY_CHARS, TailState, arguments_text, extract, header_row
-from app.search.query import (
-    SearchQueryError,
-    Term,
-    exact_in_index,
-    highlight_pattern,
-    parse_query,
-    skeleton,
-    snippet_of,
-    trigrams,
-)
+from app.search.language import SearchQueryError, Term, exact_in_index, highlight_pattern, parse_query, skeleton, trigrams
+from app.search.results import snippet_of
 from persistence import EventLog, PackedRun, compress_frame, js_dumps
 
 

@@ -12,7 +12,7 @@ import searchkit as k
 import sessionkit as sk
 
 from app.search import Indexer, IndexProgress
-from app.search import indexer as indexer_mod
+from app.search import run as indexer_mod
 
 pytestmark = [pytest.mark.usefixtures("fast_fsync"), pytest.mark.timeout(120)]
 

@@ -1,0 +1,591 @@
+"""One indexing run: the planned sessions, each read through the engine and written whole or not at all.
+
+What a step reads (the engine's public API only):
+
+- a session never indexed, or whose last read was not a clean one: ``view`` (verdict, header and
+  stored events in one read), walked a packed run at a time (``app.search.extract``);
+- a session whose revision changed after a clean read: ``read_from(last indexed seq)``.  The first
+  event returned must be the one indexed last (same seq, type and time) and at least one must be
+  new; then only the tail is extracted and appended.  Anything else (fewer events, another event
+  there, a read error, a JSONL file that shrank) means the log was rewritten: it is read whole again;
+- a log the engine refuses (corrupt, unsupported) and a bad listing row (flat file, bad header):
+  whatever of its artifact still decodes (``app.search.damaged``), with the log's status on every
+  hit; a SQLite session or an unreadable/symlinked entry has nothing readable: only its id is indexed;
+- ``busy`` (a SQLite store locked by a writer): skipped now, retried by the next run.
+
+Cancellation: the run checks the indexer's cancel flag before each session and between two batches of
+``INSERT_BATCH_ROWS`` rows inside a big one, rolling that session's savepoint back (see ``indexer``).
+
+May import: the standard library, the public ``persistence`` package and ``app.search``'s own modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+from app.cache_db import DAMAGE_ERRORS, damage_text, is_busy
+from app.search.damaged import decode_damaged
+from app.search.db import IndexDb, IndexedSession, clean_text
+from app.search.extract import Batch, TailState, extract, header_row
+from persistence import (
+    READABLE_STATUSES,
+    CoordinatedPersistence,
+    EventType,
+    ListedEntry,
+    PackedRun,
+    SessionPersistenceError,
+)
+
+INSERT_BATCH_ROWS = 4000  # rows inserted between two cancel checks inside one session (~20-40 ms of work)
+# A group of sessions is committed when it holds this many sessions or rows, or is this old (seconds): few
+# commits for a cold root, and a new session is searchable within COMMIT_SECONDS of being indexed.
+COMMIT_SESSIONS = 200
+COMMIT_ROWS = 50_000
+COMMIT_SECONDS = 0.25
+READ_AHEAD = True  # read the next session on the engine's thread while this one is written
+MAX_RESETS_PER_RUN = 2  # a run rebuilds a damaged index file at most this often (then the error propagates)
+CLEAN_STATUSES = frozenset({"ok", "open-turn"})  # a read after which an append can be indexed by its tail alone
+
+# How a step dealt with a session (``IndexProgress.action``).
+FULL = "full"  # read whole and (re)indexed
+TAIL = "tail"  # only the appended events indexed
+DAMAGED = "damaged"  # the decodable part of a refused log or bad row
+HEADER_ONLY = "header-only"  # nothing readable: the id (and cwd) only
+REMOVED = "removed"  # gone from the root
+SKIPPED = "skipped"  # busy or failed now: retried by the next run
+CANCELLED = "cancelled"
+
+
+class IndexCancelled(Exception):
+    """Raised inside a step when ``cancel()`` was called; the session's transaction is rolled back."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexProgress:
+    """Where a run is: ``done`` of ``total`` planned sessions, and what the last step did."""
+
+    done: int
+    total: int
+    session_id: str | None = None
+    action: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The status-bar text: ``Indexing 3,412 / 10,000 sessions``."""
+        return f"Indexing {self.done:,} / {self.total:,} sessions"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What one run did."""
+
+    listed: int  # entries in the listing (or handed to ``start``)
+    planned: int  # sessions that needed work
+    done: int
+    actions: dict[str, int]  # action -> sessions
+    events: int  # events walked
+    rows: int  # index rows written
+    text_chars: int  # characters of text indexed
+    seconds: float
+    cancelled: bool
+    messages: tuple[str, ...]  # rebuilds, fallbacks, sessions that failed
+
+
+@dataclass(slots=True)
+class _Job:
+    entry: ListedEntry
+    key: str
+    revision: str | None
+
+
+@dataclass(slots=True)
+class _Counters:
+    actions: dict[str, int] = field(default_factory=dict)
+    events: int = 0
+    rows: int = 0
+    text_chars: int = 0
+
+
+def entry_key(entry: ListedEntry) -> str:
+    """The row key the window also uses: a JSONL transcript's path, else ``id:<session id>`` (as stored:
+    ``clean_text`` turns a lone surrogate of a non-UTF-8 file name into U+FFFD)."""
+    return clean_text(entry.path if entry.path else f"id:{entry.session_id}")
+
+
+def entry_revision(entry: ListedEntry) -> str | None:
+    """What tells that an entry changed: its revision, else (a bad row) its size, mtime and verdict."""
+    if entry.revision is not None:
+        return entry.revision
+    return f"{entry.kind}:{entry.status}:{entry.size}:{entry.mtime_ns}:{entry.problem}"
+
+
+def _recency(entry: ListedEntry) -> int:
+    if entry.mtime_ns is not None:
+        return entry.mtime_ns
+    created = (entry.meta or {}).get("createdAt")
+    return int(created) * 1_000_000 if isinstance(created, (int, float)) and not isinstance(created, bool) else 0
+
+
+@dataclass(slots=True)
+class _Read:
+    """What the engine returned for one job (read ahead of its turn; errors kept as values)."""
+
+    prev: IndexedSession | None
+    ident: str | None = None  # JSONL: device:inode of the transcript, stat'ed before the read
+    tail: Any = None  # ReadFromResult of a tail read, or the SessionPersistenceError it raised
+    view: Any = None  # SessionView of a whole read
+    raw: Any = None  # RawBytes of a refused log or bad row (None: nothing readable)
+    error: BaseException | None = None  # the read failed (SessionPersistenceError, OSError)
+
+
+class IndexRun:
+    """One planned pass over a listing; ``step()`` until ``finished`` (or cancel the indexer), then
+    ``close()`` (``Indexer.update`` does all of it).
+
+    The next session's read is started before the current one is written (the engine decodes on
+    its worker thread while this one extracts and SQLite tokenizes), and sessions are committed in
+    groups (``COMMIT_SESSIONS``/``COMMIT_ROWS``/``COMMIT_SECONDS``), each session inside its own
+    savepoint: a session is in the index whole or not at all.
+    """
+
+    def __init__(
+        self,
+        db: IndexDb,
+        store: CoordinatedPersistence,
+        identity: str,
+        cancel: threading.Event,
+        entries: list[ListedEntry],
+        full: bool,
+    ) -> None:
+        self.db = db
+        self.store = store
+        self._identity = identity
+        self._cancel = cancel
+        self._t0 = time.perf_counter()
+        self._entries = entries
+        self._full = full
+        self._counters = _Counters()
+        self._cancelled = False
+        self._closed = False
+        self._messages_at = len(self.db.messages)
+        self._ahead: dict[str, asyncio.Future[_Read]] = {}
+        self._group_sessions = 0
+        self._group_rows = 0
+        self._group_t0 = 0.0
+        self._resets = 0
+        self.done = 0
+        self._plan()
+
+    def _plan(self) -> None:
+        indexed = self.db.sessions()
+        jobs: list[_Job] = []
+        seen: set[str] = set()
+        for entry in self._entries:
+            key = entry_key(entry)
+            if key in seen:
+                continue
+            seen.add(key)
+            rev = entry_revision(entry)
+            prev = indexed.get(key)
+            if prev is not None and prev.revision == rev and prev.status != "pending":
+                continue
+            jobs.append(_Job(entry, key, rev))
+        # Oldest first: rows of newer sessions get higher rowids, and results list newest rowids first.
+        jobs.sort(key=lambda j: _recency(j.entry))
+        self._jobs: Iterator[_Job] = iter(jobs)
+        self.total = len(jobs)
+        if self._full:
+            gone = [s.sid for k, s in indexed.items() if k not in seen]
+            if gone:
+                with self.db.transaction():
+                    self.db.remove_sessions(gone)
+                self._count(REMOVED, len(gone))
+        self._next: _Job | None = next(self._jobs, None)
+
+    @property
+    def finished(self) -> bool:
+        return self._next is None or self._cancelled
+
+    def progress(self, session_id: str | None = None, action: str | None = None) -> IndexProgress:
+        return IndexProgress(self.done, self.total, session_id, action)
+
+    def _count(self, action: str, n: int = 1) -> None:
+        self._counters.actions[action] = self._counters.actions.get(action, 0) + n
+
+    async def step(self) -> IndexProgress:
+        """Index the next session and say where the run is (the run's last step also commits)."""
+        job = self._next
+        if job is None or self._cancelled:
+            self.close()
+            return self.progress()
+        if self._cancel.is_set():
+            return self._stop(None)
+        read = self._ahead.pop(job.key, None) or asyncio.ensure_future(self._read(job))
+        self._next = next(self._jobs, None)
+        if self._next is not None and READ_AHEAD:
+            self._ahead[self._next.key] = asyncio.ensure_future(self._read(self._next))
+        try:
+            action = await self._apply(job, await read)
+        except IndexCancelled:
+            return self._stop(job.entry.session_id)
+        except DAMAGE_ERRORS as err:
+            if not is_busy(err):
+                return self._heal(job, err)
+            self.db.messages.append(f"{job.entry.session_id}: the index is busy ({err}); retried by the next run")
+            action = SKIPPED
+        self._count(action)
+        self.done += 1
+        if self._next is None:
+            self.close()
+        else:
+            self._maybe_commit()
+        return self.progress(job.entry.session_id, action)
+
+    def _heal(self, job: _Job, err: BaseException) -> IndexProgress:
+        """The index file broke under us (a flipped byte met by a read or a write): start again on a fresh
+        one, every session planned again.  A fresh file that keeps breaking is not damage: it propagates."""
+        self._resets += 1
+        if self._resets > MAX_RESETS_PER_RUN:
+            raise err
+        self._drop_reads()
+        self.db.reset(self._identity, damage_text(err))
+        self._count(SKIPPED)
+        self._group_sessions = self._group_rows = 0
+        self.done = 0
+        self._plan()
+        return self.progress(job.entry.session_id, SKIPPED)
+
+    def _stop(self, session_id: str | None) -> IndexProgress:
+        self._cancelled = True
+        self.close()
+        return self.progress(session_id, CANCELLED)
+
+    def close(self) -> None:
+        """Commit what is done and drop reads started ahead; the run is finished after it (idempotent)."""
+        self._drop_reads()
+        self._next = None
+        if not self._closed:
+            self._closed = True
+            self.db.commit()
+
+    def _drop_reads(self) -> None:
+        for fut in self._ahead.values():
+            fut.cancel()
+        self._ahead.clear()
+
+    def _maybe_commit(self) -> None:
+        if not self.db.conn.in_transaction:
+            return
+        due = (
+            self._group_sessions >= COMMIT_SESSIONS
+            or self._group_rows >= COMMIT_ROWS
+            or time.perf_counter() - self._group_t0 >= COMMIT_SECONDS
+        )
+        if due:
+            self.db.commit()
+            self._group_sessions = self._group_rows = 0
+
+    def _open_group(self) -> None:
+        if not self.db.conn.in_transaction:
+            self.db.begin()
+            self._group_t0 = time.perf_counter()
+
+    def report(self) -> IndexReport:
+        c = self._counters
+        return IndexReport(
+            len(self._entries),
+            self.total,
+            self.done,
+            dict(c.actions),
+            c.events,
+            c.rows,
+            c.text_chars,
+            time.perf_counter() - self._t0,
+            self._cancelled,
+            tuple(self.db.messages[self._messages_at :]),
+        )
+
+    # ------------------------------------------------------------ reading (engine calls only)
+
+    def _check_cancel(self) -> None:
+        if self._cancel.is_set():
+            raise IndexCancelled()
+
+    def _same_encoding(self, entry: ListedEntry) -> bool:
+        return self.store.kind != "jsonl" or entry.compression in (None, self.store.compression)
+
+    async def _read(self, job: _Job) -> _Read:
+        entry = job.entry
+        prev = self.db.session(job.key)
+        out = _Read(prev, _ident(entry))
+        try:
+            if entry.kind != ListedEntry.SESSION or not self._same_encoding(entry):
+                out.raw = await self._read_bad_row(entry)
+                return out
+            if prev is not None and self._tail_possible(prev, entry, out.ident):
+                try:
+                    out.tail = await self.store.read_from(entry.session_id, self._tail_from(prev))
+                    return out
+                except SessionPersistenceError as err:
+                    out.tail = err
+            await self._read_whole(entry, out)
+        except (SessionPersistenceError, OSError) as err:
+            out.error = err
+        return out
+
+    async def _read_whole(self, entry: ListedEntry, out: _Read) -> None:
+        out.view = view = await self.store.view(entry.session_id)
+        if view.status not in READABLE_STATUSES and view.status not in ("busy", "missing") and self.store.kind == "jsonl":
+            try:
+                out.raw = await self.store.read_raw_bytes(entry.session_id)
+            except (SessionPersistenceError, OSError):
+                out.raw = None
+
+    async def _read_bad_row(self, entry: ListedEntry) -> Any:
+        if not (entry.path and entry.compression) or entry.kind in (ListedEntry.SYMLINK, ListedEntry.UNREADABLE):
+            return None
+        try:
+            return await self.store.read_artifact_bytes(entry.path)
+        except (SessionPersistenceError, OSError):
+            return None
+
+    def _tail_possible(self, prev: IndexedSession, entry: ListedEntry, ident: str | None) -> bool:
+        """Whether the log can only have grown since ``prev``: read clean then, and (JSONL) the same
+        file, not shorter (the window's follow rule).  A SQLite session is checked by its content
+        (``_tail_from``)."""
+        if prev.source != "events" or prev.status not in CLEAN_STATUSES:
+            return False
+        if self.store.kind != "jsonl":
+            return True
+        if ident is None or ident != prev.ident:
+            return False
+        return not (entry.size is not None and prev.size is not None and entry.size < prev.size)
+
+    def _tail_from(self, prev: IndexedSession) -> int:
+        """The seq a tail read starts at.  JSONL: the first new one, so the engine decodes only the bytes
+        appended since its last read of the file (a tail mark serves ``from_seq >= next seq`` only).
+        SQLite: the last indexed one again (a seek costs the same), which must still be the same event."""
+        if self.store.kind == "jsonl":
+            return prev.last_seq + 1
+        return max(prev.last_seq, 0)
+
+    # ------------------------------------------------------------ writing one session
+
+    async def _apply(self, job: _Job, read: _Read) -> str:
+        entry, prev = job.entry, read.prev
+        if read.error is not None:
+            self.db.messages.append(f"{entry.session_id}: cannot be indexed ({read.error})")
+            self._write(job, prev, entry.meta, None, None, status="unreadable", reason=str(read.error), source="listing")
+            return HEADER_ONLY
+        if read.tail is not None and not isinstance(read.tail, BaseException):
+            assert prev is not None
+            if self._apply_tail(job, prev, read.tail, read.ident):
+                return TAIL
+        if entry.kind != ListedEntry.SESSION or not self._same_encoding(entry):
+            data = read.raw
+            return self._write_damaged(
+                job,
+                prev,
+                data.data if data else None,
+                data.compression if data else entry.compression,
+                entry.status or "corrupt",
+                entry.problem,
+            )
+        if read.view is None:  # the tail read was refused: the log is read whole now
+            try:
+                await self._read_whole(entry, read)
+            except (SessionPersistenceError, OSError) as err:
+                read.error = err
+                return await self._apply(job, read)
+        view = read.view
+        status = view.status
+        if status == "busy":
+            return SKIPPED
+        if status == "missing":
+            if prev is not None:
+                with self.db.transaction():
+                    self.db.remove_sessions([prev.sid])
+            return REMOVED
+        self._check_cancel()
+        if status in READABLE_STATUSES and view.header is not None:
+            batch = extract(view.stored.segments())
+            self._write(
+                job,
+                prev,
+                view.header.to_json(),
+                batch,
+                view.revision,
+                status=status,
+                reason=view.reason,
+                source="events",
+                ident=read.ident,
+            )
+            return FULL
+        raw = read.raw
+        return self._write_damaged(job, prev, raw.data if raw else None, raw.compression if raw else None, status, view.reason)
+
+    def _apply_tail(self, job: _Job, prev: IndexedSession, rf: Any, ident: str | None) -> bool:
+        """Index only what was appended since ``prev``; False when the log was not simply appended to."""
+        segments = rf.events.segments()
+        first_new = prev.last_seq + 1
+        if self._tail_from(prev) == prev.last_seq and prev.last_seq >= 0:
+            first = next(segments, None)
+            if first is None or not _is_event(first, prev.last_seq, prev.last_type, prev.last_time):
+                return False
+            if type(first) is PackedRun and len(first) > 1:
+                segments = chain((first.sub(1, len(first)),), segments)
+        items = list(segments)
+        if not items or _first_seq(items[0]) != first_new:
+            return False  # changed without a new event (a torn write, a rewrite): a whole read says what it is
+        self._check_cancel()
+        state = TailState(
+            prev.last_seq, prev.last_type, prev.last_time, prev.turn, prev.open_turn, prev.title, prev.updated, prev.event_count
+        )
+        batch = extract(items, state, lambda seq: self.db.tool_at(prev.sid, seq))
+        status = "open-turn" if batch.state.open_turn else "ok"
+        self._open_group()
+        with self.db.transaction():
+            self.db.drop_cited_streams(prev.sid, batch.cited, first_new)
+            self._insert(prev.sid, [*batch.id_rows, *batch.rows])
+            self._update(
+                prev.sid, job, batch, status=status, reason=None, source="events", text_chars=prev.text_chars, ident=ident
+            )
+        self._group_sessions += 1
+        self._counters.events += batch.state.event_count - prev.event_count
+        return True
+
+    def _write_damaged(
+        self, job: _Job, prev: IndexedSession | None, data: bytes | None, compression: str | None, status: str, reason: str | None
+    ) -> str:
+        meta = job.entry.meta
+        batch = None
+        if data is not None and compression is not None:
+            found, items = decode_damaged(data, compression, self._cancel.is_set)
+            meta = meta or found
+            self._check_cancel()
+            batch = extract(items)
+        self._write(job, prev, meta, batch, None, status=status, reason=reason, source="raw" if batch else "listing")
+        return DAMAGED if batch else HEADER_ONLY
+
+    def _write(
+        self,
+        job: _Job,
+        prev: IndexedSession | None,
+        meta: dict[str, Any] | None,
+        batch: Batch | None,
+        revision: str | None,
+        *,
+        status: str,
+        reason: str | None,
+        source: str,
+        ident: str | None = None,
+    ) -> None:
+        """Replace a session's rows by its header row and ``batch`` (one savepoint in the open group)."""
+        entry = job.entry
+        head = header_row(meta, entry.session_id)
+        # Id rows first: a query reads the text rows, which then sit first in the file's pages (rowid order).
+        rows = [head, *(batch.id_rows if batch else ()), *(batch.rows if batch else ())]
+        self._open_group()
+        with self.db.transaction():
+            sid = prev.sid if prev is not None else self.db.new_session(job.key, entry.session_id)
+            if prev is not None:
+                self.db.clear_session(sid)
+            self._insert(sid, rows)
+            cwd = meta.get("cwd") if meta else None
+            created = meta.get("createdAt") if meta else None
+            self.db.update_session(
+                sid,
+                session_id=entry.session_id,
+                path=entry.path,
+                cwd=cwd if isinstance(cwd, str) else None,
+                created_at=created if isinstance(created, int) and not isinstance(created, bool) else None,
+            )
+            # A bad row has no engine revision: its stat-based one stands in (see ``entry_revision``).
+            self._update(
+                sid,
+                job,
+                batch or Batch([], [], TailState(), 0),
+                status=status,
+                reason=reason,
+                source=source,
+                text_chars=len(head[6]),
+                revision=revision,
+                ident=ident,
+            )
+        self._group_sessions += 1
+        if batch is not None:
+            self._counters.events += batch.state.event_count
+
+    def _insert(self, sid: int, rows: Sequence[Any]) -> None:
+        for lo in range(0, len(rows), INSERT_BATCH_ROWS):
+            self._check_cancel()
+            self.db.insert_rows(sid, rows[lo : lo + INSERT_BATCH_ROWS])
+        self._counters.rows += len(rows)
+        self._group_rows += len(rows)
+
+    def _update(
+        self,
+        sid: int,
+        job: _Job,
+        batch: Batch,
+        *,
+        status: str,
+        reason: str | None,
+        source: str,
+        text_chars: int,
+        revision: str | None = None,
+        ident: str | None = None,
+    ) -> None:
+        """Record the session's state after ``batch``.  ``revision``: what the read saw (a log that grew
+        between the listing and the read is indexed as read, so the next run finds nothing to do)."""
+        st = batch.state
+        self._counters.text_chars += batch.text_chars
+        self.db.update_session(
+            sid,
+            revision=revision or job.revision,
+            size=job.entry.size,
+            ident=ident,
+            status=status,
+            reason=reason,
+            source=source,
+            title=st.title,
+            updated=st.updated,
+            event_count=st.event_count,
+            last_seq=st.last_seq,
+            last_type=st.last_type,
+            last_time=st.last_time,
+            turn=st.turn,
+            open_turn=int(st.open_turn),
+            text_chars=text_chars + batch.text_chars,
+        )
+
+
+def _ident(entry: ListedEntry) -> str | None:
+    """``device:inode`` of a JSONL transcript now (None: not a file we can stat)."""
+    if entry.path is None:
+        return None
+    try:
+        st = os.stat(entry.path)
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def _first_seq(item: Any) -> Any:
+    return item.seq0 if type(item) is PackedRun else item.get("seq") if type(item) is dict else None
+
+
+def _is_event(item: Any, seq: int, etype: str | None, tm: int | None) -> bool:
+    """Whether ``item`` starts with the event indexed last (same seq, type and time)."""
+    if type(item) is PackedRun:
+        return item.seq0 == seq and etype == EventType.ASSISTANT_CHUNK and item.time0 == tm
+    if type(item) is not dict:
+        return False
+    return item.get("seq") == seq and item.get("type") == etype and item.get("time") == tm
