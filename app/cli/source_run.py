@@ -38,7 +38,7 @@ from app.sources import (
     resolve_session,
 )
 from app.sources.model import check_words
-from persistence import CoordinatedPersistence, SessionReadOnlyError, open_store
+from persistence import CoordinatedPersistence, SessionPersistenceError, SessionReadOnlyError, SessionUnreadableError, open_store
 
 Output = str | Callable[[TextIO], None]
 OWN_KINDS = (SourceKind.JSONL_ROOT, SourceKind.SQLITE_STORE)
@@ -141,14 +141,21 @@ async def run_on_source(verb: Verb, args: argparse.Namespace, opener: Opener = o
             scratch = tempfile.mkdtemp(prefix="sessionscope-search-")
             args.search_cache_dir = scratch
         checks = _bundle_checks(src)
-        if verb.needs_id and _own(src) and args.id is not None:
-            parts = list(src.parts)  # the store itself says whether it holds the id, as ever
-        elif verb.needs_id:
-            part, args.id = await resolve_session(src, getattr(args, "id", None))
-            parts = [part]
-        else:
-            parts = list(src.parts)[:1] if verb.name in SELF_OPENING else list(src.parts)
-        results = [(part, *await _one(verb, args, _open_part(part, verb, args, src, opener))) for part in parts]
+        try:
+            if verb.needs_id and _own(src) and args.id is not None:
+                parts = list(src.parts)  # the store itself says whether it holds the id, as ever
+            elif verb.needs_id:
+                part, args.id = await resolve_session(src, getattr(args, "id", None))
+                parts = [part]
+            else:
+                parts = list(src.parts)[:1] if verb.name in SELF_OPENING else list(src.parts)
+            results = [(part, *await _one(verb, args, _open_part(part, verb, args, src, opener))) for part in parts]
+        except SessionPersistenceError as err:
+            # Tampering often leaves a bundle's session unreadable: then the mismatch is the news, so it leads.
+            tampered = [f"{n}: {p}" for n, c in checks if not _check_ok(c) for p in getattr(c, "problems", tuple)()]
+            if not tampered:
+                raise
+            raise SessionUnreadableError(f"{'; '.join(tampered)}; so its session cannot be read: {err}") from err
     finally:
         close_source(src)
         if scratch is not None:
