@@ -88,8 +88,8 @@ MAX_ENTRY_BYTES = 512 * MiB
 MAX_TOTAL_BYTES = 512 * MiB
 # manifest.json and verify.json are parsed in memory: a few KB in practice.
 MAX_JSON_BYTES = 16 * MiB
-# Central-directory bytes allowed per permitted entry (46 fixed bytes + name + extra + comment): ``zipfile``
-# builds one object per directory record, so the directory's size bounds its memory, not the entry count.
+# Central-directory bytes allowed per permitted entry (46 fixed bytes + name + extra + comment): bounds what
+# is read to count the records before ``zipfile`` builds one object per record.
 DIRECTORY_BYTES_PER_ENTRY = 1024
 CHUNK = MiB
 # A bundle's names are two levels deep; deep or long names only serve to exhaust path limits (and the
