@@ -21,7 +21,7 @@ from pathlib import Path
 
 from app.sources.model import AmbiguousSessionError, OpenedSource, SourceError, SourceKind, SourcePart, display_path
 from app.sources.sniff import sniff
-from persistence import CoordinatedPersistence, ListedEntry, SessionNotFoundError, open_store
+from persistence import CoordinatedPersistence, ListedEntry, SessionNotFoundError, SessionPersistenceError, open_store
 
 # A case folder is walked this deep and this wide at most: a folder handed over by a customer is
 # small; a home folder opened by mistake must not be walked whole.
@@ -35,10 +35,15 @@ RECEIVED_DIR = "received"  # below the cache folder: private copies of received 
 
 @dataclass(frozen=True, slots=True)
 class SourceSession:
-    """One session (or one entry that could not be read as one) of a source, and the part holding it."""
+    """One session (or one entry that could not be read as one) of a source, and the part holding it.
+
+    ``failed``: the whole part could not be listed (a damaged store in a case folder); ``entry`` is then a
+    bad row named after the part, saying why, and holds no session id.
+    """
 
     part: SourcePart
     entry: ListedEntry
+    failed: bool = False
 
     @property
     def session_id(self) -> str:
@@ -103,11 +108,26 @@ async def source_sessions(src: OpenedSource) -> list[SourceSession]:
     (``CoordinatedPersistence.list_entries``)."""
     out: list[SourceSession] = []
     for part in src.parts:
-        store = open_part_store(part, read_only=True)
         try:
-            out.extend(SourceSession(part, entry) for entry in await store.list_entries())
-        finally:
-            await store.close()
+            store = open_part_store(part, read_only=True)
+            try:
+                out.extend(SourceSession(part, entry) for entry in await store.list_entries())
+            finally:
+                await store.close()
+        except (SessionPersistenceError, OSError) as err:
+            if len(src.parts) == 1:
+                raise  # the source is this part: its own typed error is the answer
+            # One damaged file in a case folder is one bad row; the other parts still read.
+            reason = f"{type(err).__name__}: {err}" if isinstance(err, OSError) else str(err)
+            row = ListedEntry(
+                ListedEntry.UNREADABLE,
+                part.label,
+                problem=f"cannot be read: {reason}",
+                status=ListedEntry.STATUS_UNREADABLE,
+                path=str(part.origin),
+                detail=reason,
+            )
+            out.append(SourceSession(part, row, failed=True))
     return out
 
 
@@ -117,7 +137,7 @@ async def resolve_session(src: OpenedSource, session_id: str | None) -> tuple[So
     No id and not exactly one session: ``AmbiguousSessionError`` listing the ids.  An id no part
     holds: ``SessionNotFoundError``.
     """
-    sessions = await source_sessions(src)
+    sessions = [s for s in await source_sessions(src) if not s.failed]
     if session_id is None:
         ids = list(dict.fromkeys(s.session_id for s in sessions))
         if len(ids) != 1:

@@ -297,3 +297,21 @@ def test_a_sqlite_part_of_a_case_folder_is_never_written(tmp_path: Path) -> None
     with pytest.raises(SessionReadOnlyError):
         run(attempt())
     assert fingerprint(case) == before
+
+
+def test_a_part_that_cannot_be_read_is_a_row_not_a_failed_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = tmp_path / "case"
+    case.mkdir()
+    (case / "broken.db").write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    (case / "log.txt").write_bytes(encode_log(header_line("c", "/q"), [one_turn_log()], "none"))
+    src = open_source(case)
+    try:
+        rows = run(source_sessions(src))
+    finally:
+        close_source(src)
+    good = [r for r in rows if not r.failed]
+    bad = [r for r in rows if r.failed]
+    assert [r.session_id for r in good] == ["c"]
+    assert len(bad) == 1 and bad[0].part.origin == case / "broken.db" and not bad[0].entry.ok
+    assert bad[0].entry.problem and "broken.db" in bad[0].entry.session_id
+    assert inspect_json([str(case)], capsys)["meta"]["id"] == "c"  # the one session that reads
