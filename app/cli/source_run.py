@@ -22,11 +22,12 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.cli.output import dump, write_out
+from app.cli.output import dump, error_payload, write_out
 from app.cli.verbs import Verb
 from app.sources import (
     OpenedSource,
@@ -73,8 +74,29 @@ async def _one(verb: Verb, args: argparse.Namespace, store: CoordinatedPersisten
     return value, 0 if verb.succeeded is None or verb.succeeded(value) else 1
 
 
+@dataclass(frozen=True, slots=True)
+class PartFailure:
+    """A part of a case folder the verb could not run on (a damaged store): printed as its typed error."""
+
+    error: BaseException
+
+
+async def _one_part(
+    verb: Verb, args: argparse.Namespace, part: SourcePart, src: OpenedSource, opener: Opener, lenient: bool
+) -> tuple[Any, int]:
+    try:
+        return await _one(verb, args, _open_part(part, verb, args, src, opener))
+    except (SessionPersistenceError, OSError) as err:
+        if not lenient:
+            raise
+        return PartFailure(err), 1
+
+
 def _render(verb: Verb, args: argparse.Namespace, value: Any) -> Output:
     # Render fully before printing: a failure here still leaves stdout clean for the error.
+    if isinstance(value, PartFailure):
+        payload = error_payload(value.error)["error"]
+        return dump({"error": payload}) + "\n" if args.json else f"error: {payload['class']}: {payload['message']}\n"
     if args.json:
         return dump(verb.json(value)) + "\n"
     if verb.stream is not None:
@@ -149,7 +171,9 @@ async def run_on_source(verb: Verb, args: argparse.Namespace, opener: Opener = o
                 parts = [part]
             else:
                 parts = list(src.parts)[:1] if verb.name in SELF_OPENING else list(src.parts)
-            results = [(part, *await _one(verb, args, _open_part(part, verb, args, src, opener))) for part in parts]
+            # Several parts (a case folder): one that cannot be read is its own error, the others still run.
+            lenient = len(parts) > 1
+            results = [(part, *await _one_part(verb, args, part, src, opener, lenient)) for part in parts]
         except SessionPersistenceError as err:
             # Tampering often leaves a bundle's session unreadable: then the mismatch is the news, so it leads.
             tampered = [f"{n}: {p}" for n, c in checks if not _check_ok(c) for p in getattr(c, "problems", tuple)()]
@@ -170,6 +194,12 @@ async def run_on_source(verb: Verb, args: argparse.Namespace, opener: Opener = o
     return _combine(verb, args, src, results, checks), code
 
 
+def _part_json(verb: Verb, part: SourcePart, value: Any) -> dict[str, Any]:
+    if isinstance(value, PartFailure):
+        return {"part": part.label, "error": error_payload(value.error)["error"]}
+    return {"part": part.label, "result": verb.json(value)}
+
+
 def _combine(
     verb: Verb,
     args: argparse.Namespace,
@@ -188,7 +218,7 @@ def _combine(
         if len(results) == 1 and src.kind is not SourceKind.CASE_FOLDER:
             doc["result"] = verb.json(results[0][1])
         else:
-            doc["parts"] = [{"part": p.label, "result": verb.json(v)} for p, v, _c in results]
+            doc["parts"] = [_part_json(verb, p, v) for p, v, _c in results]
         return dump(doc) + "\n"
     outputs = [(p, _render(verb, args, v)) for p, v, _c in results]
     heads = len(outputs) > 1 or src.kind is SourceKind.CASE_FOLDER

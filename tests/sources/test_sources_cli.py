@@ -183,3 +183,21 @@ def test_diff_in_a_case_folder_runs_once(tmp_path: Path, capsys: pytest.CaptureF
     assert code == 1 and "parts" not in doc and "error" not in doc  # one comparison, not one per part
     code, text, _err = _run(capsys, ["diff", str(case), "--id-a", "c", "--id-b", "d"])
     assert code == 1 and "== " not in text
+
+
+def test_a_damaged_part_of_a_case_folder_is_reported_and_the_others_still_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = tmp_path / "case"
+    case.mkdir()
+    (case / "broken.db").write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    (case / "log.txt").write_bytes(encode_log(header_line("c", "/q"), [one_turn_log()], "none"))
+    for verb in (["list"], ["snapshots"], ["search", "hi"]):
+        code, out, _err = _run(capsys, [verb[0], str(case), *verb[1:]])
+        assert code == 1, verb
+        assert "== broken.db — SQLite store\nerror: Error: file is not a database\n" in out, verb
+        assert "== log.txt — transcript\nc\t" in out, verb
+        code, out, _err = _run(capsys, [verb[0], str(case), *verb[1:], "--json"])
+        parts = {p["part"]: p for p in json.loads(out)["parts"]}
+        assert code == 1 and parts["broken.db — SQLite store"]["error"]["message"] == "file is not a database"
+        assert "error" not in parts["log.txt — transcript"] and "result" in parts["log.txt — transcript"]
