@@ -3,11 +3,12 @@
 Why a module of its own: binding a live ``Session`` to its log is a protocol of its own (claim
 rules, an init barrier every flush waits for, background failures reported, not lost), and it used
 to sit in the middle of the coordinator's read and repair code.  ``LiveSessions`` holds the live
-entries; the coordinator delegates its ``attach_live``/``flush_live``/``retire_live`` to it and keeps
-what both need (the per-id locks, ``IdState``, reservations, appends).
+entries; the coordinator delegates its ``attach_live``/``flush_live``/``retire_live`` to it, and what
+both need (the per-id locks, ``IdState``, reservations, appends) is ``persistence.coordination``'s.
 
 May import: ``persistence.errors``, ``persistence.model``, ``persistence.write_behind``,
-``persistence.id_state``, ``persistence.values``; the coordinator only for type checking.
+``persistence.id_state``, ``persistence.values``; ``persistence.coordination`` only for type checking
+(never ``persistence.coordinator``, which imports this module).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from persistence.values import SessionInspection
 from persistence.write_behind import SessionWriteBehind
 
 if TYPE_CHECKING:
-    from persistence.coordinator import CoordinatedPersistence, SessionPreparation
+    from persistence.coordination import CoordinatorCore, SessionPreparation
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ def _cwd_text(cwd: Any) -> str:
 class LiveSessions:
     """The live sessions of one coordinator, keyed by id (``entries`` is the coordinator's ``_live``)."""
 
-    def __init__(self, owner: CoordinatedPersistence) -> None:
+    def __init__(self, owner: CoordinatorCore) -> None:
         # A weak reference: a strong one would make every coordinator part of a reference cycle, kept
         # alive (with its cache of decoded logs) until a full collection, which a host may defer (the
         # window pauses the collector): a benchmark that opened a fresh store per read peaked at 3.7x the memory.
@@ -63,7 +64,7 @@ class LiveSessions:
         self.entries: dict[str, LiveEntry] = {}
 
     @property
-    def _owner(self) -> CoordinatedPersistence:
+    def _owner(self) -> CoordinatorCore:
         owner = self._owner_ref()
         assert owner is not None, "the coordinator owns its LiveSessions and outlives every call on it"
         return owner

@@ -139,10 +139,12 @@ def tail_of_lines(data: bytes, floor: int, min_events: int) -> tuple[EventTable,
 def stored_log(
     path: str, meta: dict[str, Any], events: EventTable, revision: str, torn: TornMarker | None, **extra: Any
 ) -> StoredLog:
+    """A ``StoredLog`` of the transcript at ``path`` (its location is that path)."""
     return StoredLog(meta, events, revision, torn, raw_path=path, location={"kind": "jsonl", "path": path}, **extra)
 
 
 def tail_mark(revision: str, check: bytes, offset: int, next_seq: int, meta: dict[str, Any]) -> TailMark:
+    """The mark a later suffix read starts from: file identity (from ``revision``), offset, next seq, check bytes."""
     dev, ino = revision.split(":", 2)[:2]
     return TailMark((int(dev), int(ino)), offset, next_seq, check, meta)
 
