@@ -1,6 +1,9 @@
 """Colours, fonts and labels shared by the models (one palette, readable on light and dark themes).
 
-May import: PySide6.QtGui and the standard library.
+The colours are the current theme's (``app.gui.theme``): the tables here are refreshed in place when
+a theme is applied, so read them at paint time (``style.STATUS_COLORS[...]``), never copy them at import.
+
+May import: PySide6.QtGui, ``app.gui.theme`` and the standard library.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ import datetime as _dt
 import functools
 
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QPalette
+
+from app.gui import theme
 
 STATUS_LABELS: dict[str, str] = {
     "pending": "…",
@@ -23,19 +28,9 @@ STATUS_LABELS: dict[str, str] = {
     "symlink": "symlink",
 }
 
-# Foreground / background per status: strong enough to scan a long list, soft enough to read text on.
-STATUS_COLORS: dict[str, tuple[str, str | None]] = {
-    "pending": ("#808080", None),
-    "ok": ("#1b7f3b", None),
-    "open-turn": ("#9a5b00", "#fff4de"),
-    "torn-tail": ("#b34700", "#ffe9dc"),
-    "corrupt": ("#b00020", "#fde4e7"),
-    "unsupported": ("#6a1b9a", "#f1e6f8"),
-    "missing": ("#808080", "#eeeeee"),
-    "busy": ("#0b57d0", "#e3edfd"),
-    "unreadable": ("#b00020", "#fde4e7"),
-    "symlink": ("#6a1b9a", "#f1e6f8"),
-}
+# Foreground / background per status (theme roles "status.<name>" and "status.<name>.bg"): strong
+# enough to scan a long list, soft enough to read text on.  Refreshed in place on every theme change.
+STATUS_COLORS: dict[str, tuple[str, str | None]] = {}
 
 STATUS_ORDER = {
     "corrupt": 0,
@@ -50,37 +45,41 @@ STATUS_ORDER = {
     "pending": 6,
 }
 
-FLAG_COLORS = {
-    "error": ("#b00020", "#fde4e7"),
-    "synthetic": ("#6a1b9a", "#f1e6f8"),
-    "repaired": ("#9a5b00", "#fff4de"),
-    "cancelled": ("#7a7a7a", None),
-    "human": ("#0b57d0", None),
-    "seed": ("#00796b", "#e0f2f1"),
-    "pruned": ("#7a7a7a", None),
-    "open": ("#9a5b00", "#fff4de"),
-}
+FLAG_COLORS: dict[str, tuple[str, str | None]] = {}  # theme roles "flag.<name>" (+ ".bg")
+KIND_COLORS: dict[str, str] = {}  # theme roles "kind.<name>"
+_FLAGS = ("error", "synthetic", "repaired", "cancelled", "human", "seed", "pruned", "open")
+_KINDS = ("turn", "step", "reasoning", "tool", "result", "usage", "request", "context", "sentinel")
 
-KIND_COLORS = {
-    "turn": "#202124",
-    "step": "#3c4043",
-    "reasoning": "#7a7a7a",
-    "tool": "#8a4f00",
-    "result": "#1b5e20",
-    "usage": "#5f6368",
-    "request": "#5f6368",
-    "context": "#00695c",
-    "sentinel": "#0b57d0",
-}
+LINK_COLOR = theme.hex_of("link")
+MUTED = theme.hex_of("text.muted")
 
-LINK_COLOR = "#0b57d0"
-MUTED = "#808080"
+
+def _pair(role: str, name: str) -> tuple[str, str | None]:
+    bg = f"{role}.bg"
+    return theme.hex_of(role, name), theme.hex_of(bg, name) if theme.has(bg) else None
+
+
+def _refresh(name: str) -> None:
+    """Point the derived tables at ``name``'s colours (models read them at paint time)."""
+    global LINK_COLOR, MUTED
+    STATUS_COLORS.clear()
+    STATUS_COLORS.update({s: _pair(f"status.{s}", name) for s in STATUS_LABELS})
+    FLAG_COLORS.clear()
+    FLAG_COLORS.update({f: _pair(f"flag.{f}", name) for f in _FLAGS})
+    KIND_COLORS.clear()
+    KIND_COLORS.update({k: theme.hex_of(f"kind.{k}", name) for k in _KINDS})
+    LINK_COLOR = theme.hex_of("link", name)
+    MUTED = theme.hex_of("text.muted", name)
+
+
+_refresh(theme.current())
+theme.on_apply(_refresh)
 
 # The focused pane's ring (views.focus_ring): the palette's highlight when it stands out enough
 # against the pane's base colour, else one of these (a blue that reads on light, a light blue on dark).
 FOCUS_RING_WIDTH_PX = 2
-FOCUS_FALLBACK_LIGHT = "#0b57d0"
-FOCUS_FALLBACK_DARK = "#8ab4f8"
+FOCUS_FALLBACK_LIGHT = theme.hex_of("focus.fallback", theme.LIGHT)
+FOCUS_FALLBACK_DARK = theme.hex_of("focus.fallback", theme.DARK)
 MIN_FOCUS_CONTRAST = 3.0  # WCAG 2.1 SC 1.4.11: a focus indicator needs 3:1 against what is next to it
 DARK_LIGHTNESS = 128  # a window colour with HSL lightness below this (0-255) is a dark theme
 
