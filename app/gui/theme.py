@@ -99,6 +99,12 @@ TABLE: dict[str, tuple[str, str]] = {
     "raw.request": ("#5f6368", "#a8adb3"),
     "raw.damage.bg": ("#fde4e7", "#3f1d22"),
     "raw.torn.bg": ("#ffe9dc", "#3d2417"),
+    # JSON tokens in the Raw tab's detail pane (app.rawview.json_tokens roles), on the palette's Base
+    "json.key": ("#6a1b9a", "#d7a8f7"),
+    "json.string": ("#1b5e20", "#7fd89b"),
+    "json.number": ("#0b57d0", "#8ab4f8"),
+    "json.literal": ("#a34000", "#ffa574"),
+    "json.punctuation": ("#5f6368", "#a8adb3"),
     # header pane section rows
     "header.section.bg": ("#eef1f5", "#2a2f36"),
     # find and search highlights (a match's text stays readable on its highlight)
