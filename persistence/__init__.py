@@ -16,8 +16,8 @@ so).  What is exported, by concern:
 - a viewer's reads: ``SessionView`` (``CoordinatedPersistence.view``: one read with the verdict,
   header, stored events, synthetic closers, torn facts and revision), ``SessionDiagnosis``,
   ``ArtifactInfo``/``RawBytes`` (``artifact``, ``read_raw_bytes``), ``ListedEntry``
-  (``list_entries``), ``ReadablePrefix``/``PrefixStop`` (``readable_prefix``: a refused SQLite
-  session's events before its first damaged row) and the module-level JSONL listing functions for
+  (``list_entries``), ``ReadablePrefix``/``PrefixStop`` (``readable_prefix``: a refused session's
+  header as written and its events before the first damage, on every backend) and the module-level JSONL listing functions for
   worker processes;
 - lenient decoding of raw artifacts (``persistence.raw_decode``): ``iter_raw``, ``decode_raw``,
   ``render_rows`` and their values;

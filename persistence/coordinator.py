@@ -291,11 +291,13 @@ class CoordinatedPersistence(CoordinatorCore, SessionPersistence):
         return self._backend.artifact(session_id)
 
     async def readable_prefix(self, session_id: str, signal: AbortSignal | None = None) -> ReadablePrefix | None:
-        """The events of a stored session before its first damaged row, decoded leniently, and what
-        stopped them (``persistence.readable_prefix``): for viewers of a log ``view`` refuses.
+        """The events of a stored session before its first damage, decoded leniently, under its header as
+        written, and what stopped them (``persistence.readable_prefix``): for viewers of a log ``view``
+        refuses (corrupt, unsupported, torn), so every viewer shows the same part of it.
 
-        Never writes and validates nothing beyond decoding; not a verdict (``diagnose`` is).  SQLite only:
-        None for JSONL (its bytes decode with ``iter_raw``), a missing session, or an unreadable header.
+        Never writes and validates nothing beyond decoding; not a verdict (``diagnose`` is).  JSONL: the
+        transcript's lines up to the first damage (``persistence.jsonl.prefix``); SQLite: the rows up to the
+        first that does not decode.  None for a missing session or a header that names nothing.
         """
         async with self._lock(session_id):
             return await self._run(lambda t: self._backend.load_readable_prefix(session_id, t), signal)

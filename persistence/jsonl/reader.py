@@ -28,9 +28,11 @@ from persistence.jsonl.parse import (
     tail_mark,
 )
 from persistence.jsonl.paths import ARTIFACT_NAME, PathEncodingError, encode_segment, log_path, opposite, suffix_for
+from persistence.jsonl.prefix import transcript_prefix
 from persistence.jsonl.tail_marks import CHECK_BYTES, TailMark, TailMarks
 from persistence.listing import ListedEntry
 from persistence.model.jsontext import json_quote
+from persistence.readable_prefix import ReadablePrefix
 
 
 class JsonlReader(StorageBackend):
@@ -187,6 +189,16 @@ class JsonlReader(StorageBackend):
         """The whole transcript, parsed (a torn tail as ``torn``); None when the session has none."""
         path = self._log_of(session_id, token)
         return None if path is None else self._load_whole(path, session_id, token)
+
+    def load_readable_prefix(self, session_id: str, token: CancelToken) -> ReadablePrefix | None:
+        """The events of the transcript before its first damage, its header read as written
+        (``persistence.jsonl.prefix``); None when there is no transcript or no header line to show."""
+        path = self._log_of(session_id, token)
+        if path is None:
+            return None
+        data, _rev = read_stable(path, token)
+        token.check()
+        return transcript_prefix(data, self.compression)
 
     def _load_whole(self, path: str, session_id: str, token: CancelToken) -> StoredLog:
         data, revision = read_stable(path, token)

@@ -87,6 +87,16 @@ def session_from_row(row: tuple[Any, ...]) -> SessionRow:
     return SessionRow(meta, row[9], row[10])
 
 
+def lenient_meta(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A ``sessions`` row's header as stored, unvalidated: what a viewer of a refused session shows
+    (its id, cwd and parent), never what a read or a write trusts."""
+    meta: dict[str, Any] = {"version": row[1], "id": row[0], "createdAt": row[2]}
+    for key, index in _OPTIONAL:
+        if row[index] is not None:
+            meta[key] = row[index]
+    return meta
+
+
 def check_session_row(row: tuple[Any, ...]) -> None:
     """Refuse a ``sessions`` row, column by column, with the first failing column's error."""
     check_int_range(row)

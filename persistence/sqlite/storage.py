@@ -66,6 +66,7 @@ from persistence.sqlite.sessions import (
     check_revision,
     empty_listing,
     exact_listing,
+    lenient_meta,
     read_listing,
     row_id_text,
     session_from_row,
@@ -229,16 +230,18 @@ class SqliteStorage(StorageBackend):
             if self.db.pristine:
                 return None
             with self.db.read() as conn:
-                try:
-                    session = self._session(conn, session_id)
-                except (SessionPersistenceError, ValueError, TypeError):
-                    return None  # no header to show the events under
-                if session is None:
+                heads = self.db.fetchall(conn, SELECT_SESSION, (session_id,))
+                if not heads:
                     return None
+                try:
+                    meta = session_from_row(heads[0]).meta
+                except (SessionPersistenceError, ValueError, TypeError):
+                    # A header row that fails validation still names the session (title, cwd): as written.
+                    meta = lenient_meta(heads[0])
                 rows = self.db.fetchall(conn, SELECT_EVENTS, (session_id,))
         token.check()
         events, stop = readable_rows(rows)
-        return ReadablePrefix(session.meta, events, None if stop is None else PrefixStop(*stop))
+        return ReadablePrefix(meta, events, None if stop is None else PrefixStop(*stop))
 
     def load_suffix(self, session_id: str, from_seq: int, token: CancelToken) -> StoredLog | None:
         """loadStoredFrom: seek, validate only the returned span, ignore a torn tail (§8)."""
