@@ -16,7 +16,8 @@ from typing import Any
 import sessionkit as sk
 from livekit import open_backend
 
-from persistence import EventType, compress_frame
+from persistence import EventType
+from persistence.jsonl.frames import compress_frame
 
 BACKENDS = ("jsonl-zstd", "jsonl-none", "sqlite")
 CORRUPT = "corrupt-titled"

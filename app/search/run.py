@@ -10,7 +10,8 @@ What a step reads (the engine's public API only):
   there, a read error, a JSONL file that shrank) means the log was rewritten: it is read whole again;
 - a log the engine refuses (corrupt, unsupported) and a bad listing row (flat file, bad header):
   whatever of its artifact still decodes (``app.search.damaged``), with the log's status on every
-  hit; a SQLite session or an unreadable/symlinked entry has nothing readable: only its id is indexed;
+  hit; a refused SQLite session: its rows before the first damaged one (the engine's ``readable_prefix``);
+  an unreadable/symlinked entry has nothing readable: only its id is indexed;
 - ``busy`` (a SQLite store locked by a writer): skipped now, retried by the next run.
 
 Cancellation: the run checks the indexer's cancel flag before each session and between two batches of
@@ -142,6 +143,7 @@ class _Read:
     tail: Any = None  # ReadFromResult of a tail read, or the SessionPersistenceError it raised
     view: Any = None  # SessionView of a whole read
     raw: Any = None  # RawBytes of a refused log or bad row (None: nothing readable)
+    prefix: Any = None  # ReadablePrefix of a refused SQLite session (it has no bytes of its own to decode)
     error: BaseException | None = None  # the read failed (SessionPersistenceError, OSError)
 
 
@@ -342,11 +344,14 @@ class IndexRun:
 
     async def _read_whole(self, entry: ListedEntry, out: _Read) -> None:
         out.view = view = await self.store.view(entry.session_id)
-        if view.status not in READABLE_STATUSES and view.status not in ("busy", "missing") and self.store.kind == "jsonl":
+        if view.status not in READABLE_STATUSES and view.status not in ("busy", "missing"):
             try:
-                out.raw = await self.store.read_raw_bytes(entry.session_id)
+                if self.store.kind == "jsonl":
+                    out.raw = await self.store.read_raw_bytes(entry.session_id)
+                else:  # its rows before the first damaged one, decoded by the engine (issue 24 item 5)
+                    out.prefix = await self.store.readable_prefix(entry.session_id)
             except (SessionPersistenceError, OSError):
-                out.raw = None
+                out.raw = out.prefix = None
 
     async def _read_bad_row(self, entry: ListedEntry) -> Any:
         if not (entry.path and entry.compression) or entry.kind in (ListedEntry.SYMLINK, ListedEntry.UNREADABLE):
@@ -428,6 +433,12 @@ class IndexRun:
                 ident=read.ident,
             )
             return FULL
+        if read.prefix is not None:
+            prefix = read.prefix
+            part = extract(prefix.events.segments()) if len(prefix.events) else None
+            meta = job.entry.meta or prefix.meta
+            self._write(job, prev, meta, part, None, status=status, reason=view.reason, source="raw" if part else "listing")
+            return DAMAGED if part else HEADER_ONLY
         raw = read.raw
         return self._write_damaged(job, prev, raw.data if raw else None, raw.compression if raw else None, status, view.reason)
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.glossary import EVENT, plural, status_name
 from app.gui.controllers.insight_cache import InsightWorker
 from app.gui.runtime.jobs import Jobs
 from app.gui.runtime.viewer_store import ViewerStore
@@ -68,11 +69,15 @@ class SessionInsight:
     cost: Cost | None  # None: no table, or nothing of this session priced
     model_costs: tuple[Cost | None, ...]  # pairs with ``stats.models``
     priced: bool  # a price table exists (so "no cost" means "no price for these models")
+    partial: str | None = None  # a refused log's status: the numbers are its readable part's (issue 24 item 5)
 
     @property
     def heading(self) -> str:
         title = self.stats.title or "Untitled session"
-        return f"{title} — {self.session_id} · {self.stats.events:,} events"
+        head = f"{title} — {self.session_id} · {plural(self.stats.events, EVENT)}"
+        if self.partial is not None:
+            head += f" · {status_name(self.partial)} log: the readable part before the damage only"
+        return head
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,23 +189,36 @@ class InsightController(QObject):
     # ------------------------------------------------------------ the open session
 
     def session_stats(
-        self, key: str, session_id: str, records: Sequence[dict[str, Any]], stored: int, seed_length: int | None
+        self,
+        key: str,
+        session_id: str,
+        records: Sequence[dict[str, Any]],
+        stored: int,
+        seed_length: int | None,
+        partial: str | None = None,
     ) -> asyncio.Task[Any]:
-        """Fold the open session's stored events (the loader's table, never copied) on a worker thread."""
+        """Fold the open session's stored events (the loader's table, never copied) on a worker thread;
+        ``partial``: the status of a refused log whose readable prefix ``records`` are."""
         return self.jobs.spawn(
-            self._guard("session statistics", self._session_stats(key, session_id, records, stored, seed_length)),
+            self._guard("session statistics", self._session_stats(key, session_id, records, stored, seed_length, partial)),
             name=f"statistics {session_id}",
             key="insight-stats",
         )
 
     async def _session_stats(
-        self, key: str, session_id: str, records: Sequence[dict[str, Any]], stored: int, seed_length: int | None
+        self,
+        key: str,
+        session_id: str,
+        records: Sequence[dict[str, Any]],
+        stored: int,
+        seed_length: int | None,
+        partial: str | None = None,
     ) -> None:
         events = stored_part(records, stored)
         stats = await in_thread(lambda: fold_stats(events, seed_length=seed_length))
         prices = self.prices()
         cost, per_model = model_costs(prices, stats)
-        self.stats_ready.emit(SessionInsight(key, session_id, stats, cost, per_model, prices is not None))
+        self.stats_ready.emit(SessionInsight(key, session_id, stats, cost, per_model, prices is not None, partial))
 
     def cancel_session(self) -> None:
         self.jobs.cancel("insight-stats")

@@ -65,7 +65,7 @@ PREVIEW_PAINT_S = 0.04
 # next one waits T * (1/FOLLOW_DUTY - 1), so a log appended to without pause costs at most a third of
 # the time (a 200k-event log: ~0.5 s read, then ~1 s of rest).  Small logs read in ms: no visible delay.
 FOLLOW_DUTY = 1 / 3
-DAMAGED_PREFIX_STATUSES = ("corrupt", "unreadable")  # logs whose timeline is their decodable prefix
+DAMAGED_PREFIX_STATUSES = ("corrupt", "unsupported", "unreadable")  # refused logs whose timeline is their readable prefix
 
 
 @dataclass(slots=True)
@@ -81,6 +81,7 @@ class OpenSession:
     diagnosis: SessionDiagnosis | None = None
     stored_count: int = 0
     timeline_error: str | None = None
+    prefix_title: str | None = None  # a refused log's title, from the readable part its timeline shows
     raw_error: str | None = None
     size: int | None = None
     dev_ino: str | None = None
@@ -310,6 +311,7 @@ class SessionLoader(QObject):
                         log.warning("no partial timeline for %s", row.session_id, exc_info=True)
                         part = None
                     if part is not None:
+                        cur.prefix_title = latest_title(part.records)  # the name it keeps (issue 24 item 5)
                         self.timeline.load(part.records, len(part.records), part.spans, part.nodes, part.first, stop=part.stop)
             self.timeline_ready.emit(row.key)
             await raw_task
@@ -542,7 +544,7 @@ class SessionLoader(QObject):
         if d is not None:
             readable = d.status in READABLE
             count = d.event_count - len(d.closers) if readable else None
-            title = title_of(cur.records) if readable and cur.records is not None else None
+            title = title_of(cur.records) if readable and cur.records is not None else cur.prefix_title
             fields = (d.revision, d.status, d.reason, count, len(d.closers), title, d.error_class)
         else:  # a bad row: the listing's verdict is all there is
             det = row.details

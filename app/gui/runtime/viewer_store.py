@@ -79,7 +79,7 @@ class ViewerStore:
             return await self.engine.read_tail(session_id, min_events)
 
     async def readable_prefix(self, session_id: str) -> ReadablePrefix | None:
-        """A refused SQLite session's events before its first damaged row (None for JSONL)."""
+        """A refused session's header as written and its events before the first damage (any backend)."""
         with collector_paused():
             return await self.engine.readable_prefix(session_id)
 

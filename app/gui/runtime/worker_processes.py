@@ -40,6 +40,7 @@ from app.records import latest_title
 from persistence import CoordinatedPersistence, SessionPersistenceError, upstream_class_of
 
 Job = tuple[str, str, str | None]  # (row key, session id, revision the row shows)
+PREFIX_STATUSES = ("corrupt", "unsupported")  # refused logs whose readable prefix still names them
 
 _stores: dict[str, CoordinatedPersistence] = {}
 _loop: asyncio.AbstractEventLoop | None = None
@@ -52,12 +53,16 @@ async def diagnose_one(store: Any, session_id: str, revision: str | None) -> Det
     except SessionPersistenceError as err:  # diagnose classifies engine errors itself; a safety net
         return Details(revision, "corrupt", str(err), None, 0, None, upstream_class_of(err))
     title = None
-    if d.status in READABLE:
-        try:
+    try:
+        if d.status in READABLE:
             ins = await store.inspect(session_id)
             title = latest_title(ins.events.record_table())
-        except (SessionPersistenceError, OSError):
-            title = None
+        elif d.status in PREFIX_STATUSES:
+            # A refused log keeps its name (issue 24 item 5): the title its readable part holds.
+            prefix = await store.readable_prefix(session_id)
+            title = None if prefix is None else latest_title(prefix.events)
+    except (SessionPersistenceError, OSError):
+        title = None
     count = d.event_count - len(d.closers) if d.status in READABLE else None
     return Details(revision, d.status, d.reason, count, len(d.closers), title, d.error_class)
 

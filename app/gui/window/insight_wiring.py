@@ -229,18 +229,22 @@ class InsightFeatures(QObject):
             self.pane.show_message("Reading the session …")
             return
         diagnosis = cur.diagnosis
+        tl = self.w.timeline_model
+        partial = None
         if diagnosis is None or diagnosis.status not in READABLE or cur.timeline_error is not None:
-            why = cur.timeline_error or (diagnosis.reason if diagnosis is not None else cur.row.reason)
-            self.pane.show_message(f"No statistics: the log cannot be read ({why}).")
-            self._dirty = False
-            return
+            status = diagnosis.status if diagnosis is not None else cur.row.status
+            if tl.stop is None or not len(tl.records):
+                why = cur.timeline_error or (diagnosis.reason if diagnosis is not None else cur.row.reason)
+                self.pane.show_message(f"No statistics: the log cannot be read ({why}).")
+                self._dirty = False
+                return
+            partial = status  # a refused log: the numbers of the readable part the timeline shows (issue 24 item 5)
         self._dirty = False
         seed = cur.row.header("seedLength")
-        tl = self.w.timeline_model
         if self.pane.stats is None:
             self.pane.show_message("Computing statistics …")
         self.controller.session_stats(
-            cur.key, cur.row.session_id, tl.records, tl.stored_count, seed if isinstance(seed, int) else None
+            cur.key, cur.row.session_id, tl.records, tl.stored_count, seed if isinstance(seed, int) else None, partial
         )
 
     def _stats_ready(self, insight: SessionInsight) -> None:
