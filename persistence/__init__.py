@@ -71,6 +71,7 @@ from persistence.jsonl.frames import compress_frame, decode_frame, scan_frames
 from persistence.jsonl.locks import writer_holds as jsonl_writer_holds
 from persistence.jsonl.paths import decode_segment, encode_segment
 from persistence.listing import ListedEntry
+from persistence.lost import LostRecord
 from persistence.model.catalog import EventRecord, EventType, TokenUsage
 from persistence.model.event import EventLog, SessionEvent
 from persistence.model.event_table import EventTable
@@ -124,6 +125,7 @@ __all__ = [
     "JsonlSessionPersistence",
     "LazyRows",
     "ListedEntry",
+    "LostRecord",
     "ListingCancelled",
     "PackedRun",
     "PrefixStop",

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from persistence.artifact import ArtifactInfo, RawBytes
 from persistence.errors import SessionAbortedError
 from persistence.listing import SESSION, ListedEntry
+from persistence.lost import LostRecord
 from persistence.model.event_table import EventTable
 from persistence.model.header import SessionHeader
 from persistence.readable_prefix import ReadablePrefix
@@ -91,6 +92,7 @@ class CutFacts:
     cut_rows: int | None = None
     intact_records: int = 0
     first_intact_seq: int | None = None
+    lost: tuple[LostRecord, ...] = ()  # the records the cut destroys, decoded leniently (``persistence.lost``)
 
 
 @dataclass(frozen=True, slots=True)

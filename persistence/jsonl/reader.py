@@ -31,6 +31,7 @@ from persistence.jsonl.paths import ARTIFACT_NAME, PathEncodingError, encode_seg
 from persistence.jsonl.prefix import transcript_prefix
 from persistence.jsonl.tail_marks import CHECK_BYTES, TailMark, TailMarks
 from persistence.listing import ListedEntry
+from persistence.lost import lost_lines
 from persistence.model.jsontext import json_quote
 from persistence.readable_prefix import ReadablePrefix
 
@@ -467,7 +468,7 @@ class JsonlReader(StorageBackend):
         except SessionPersistenceError:
             plain = b""
         intact, first = count_intact_records(plain, next_seq)
-        return CutFacts(cut_bytes=len(cut), intact_records=intact, first_intact_seq=first)
+        return CutFacts(cut_bytes=len(cut), intact_records=intact, first_intact_seq=first, lost=lost_lines(plain, next_seq))
 
     # Expected transcript sizes kept per instance; beyond this many paths the oldest is forgotten,
     # which only turns the two-writer check off for a transcript this instance has not touched lately.

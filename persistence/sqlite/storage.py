@@ -25,6 +25,7 @@ from persistence.errors import (
     SessionStorageCorruptError,
 )
 from persistence.listing import BAD_ROW, SESSION, STATUS_CORRUPT, ListedEntry
+from persistence.lost import LostRecord
 from persistence.model.header import SessionHeader, frozen_from_columns
 from persistence.model.jsontext import is_nonneg_safe_integer
 from persistence.model.repair import has_turn_start
@@ -515,15 +516,20 @@ class SqliteStorage(StorageBackend):
                 conn = self._connect(token)
                 rows = self.db.fetchall(conn, SELECT_EVENTS_FROM, (session_id, int(torn.truncate_to)))
         intact, first = 0, None
-        for row in rows[1:]:  # the first cut row is the damaged one
+        lost: list[LostRecord] = []
+        for i, row in enumerate(rows):  # the first cut row is the damaged one
             try:
-                decode_any_row(row)
+                events = decode_any_row(row)
             except RowDecodeError:
+                lost.append(
+                    LostRecord(row[0] if type(row[0]) is int else None, row[1] if isinstance(row[1], str) else None, None, False)
+                )
                 continue
-            if type(row[0]) is int and row[0] >= next_seq:
+            lost.extend(LostRecord(e.get("seq"), e.get("type"), e, True) for e in events)
+            if i and type(row[0]) is int and row[0] >= next_seq:
                 intact += 1
                 first = row[0] if first is None else first
-        return CutFacts(cut_rows=len(rows), intact_records=intact, first_intact_seq=first)
+        return CutFacts(cut_rows=len(rows), intact_records=intact, first_intact_seq=first, lost=tuple(lost))
 
     def backup_candidates(self, token: CancelToken) -> list[tuple[str, str]]:
         """(session id, backup path) for each session of each ``<db>.bak-<stamp>`` backup database."""

@@ -201,3 +201,22 @@ def test_inspect_closers_match_load_closers(backend: BackendKit) -> None:
         assert wire((await store.read_from("same", 0)).events) == loaded
 
     run(body())
+
+
+def test_cut_facts_name_the_records_a_repair_loses(backend: BackendKit) -> None:
+    """Issue 24 item 8: the preview says which events a cut destroys; a torn record keeps its seq and type."""
+
+    async def body() -> None:
+        first = backend.make()
+        await first.create(meta("lost", WORK))
+        await first.append("lost", one_turn_log())
+        await first.append("lost", open_turn2())
+        await first.close()
+        backend.corrupt_tail("lost", WORK, 8)
+        diag = await backend.make().diagnose("lost")
+        assert diag.status == "torn-tail" and diag.cut is not None
+        lost = diag.cut.lost
+        assert [(r.seq, r.type, r.complete) for r in lost] == [(8, "assistant/chunk", False)], lost
+        assert lost[0].record is None
+
+    run(body())
