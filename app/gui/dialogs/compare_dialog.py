@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui import theme
 from app.gui.dialogs.parts import WARN
 from app.gui.views import insight_format as fmt
 from app.insight import ForkComparison, TurnDigest
@@ -113,7 +114,7 @@ class CompareDialog(QDialog):
         self.prefix_text.hide()
         self.warning = QLabel(self)
         self.warning.setWordWrap(True)
-        self.warning.setStyleSheet(f"QLabel {{ color: {WARN}; }}")
+        self.warning.setStyleSheet(f"QLabel {{ color: {theme.hex_of(WARN)}; }}")
         self.warning.hide()
         self.table = QTableWidget(0, 2, self)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -8,17 +8,18 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSizePolicy
 
-from app.gui import style
+from app.gui import style, theme
 
-WARN = "#9a5b00"  # the colour of a warning note (a liveness objection, records a repair would cut)
+WARN = "warn"  # theme role of a warning note (a liveness objection, records a repair would cut)
 
 
 def heading(text: str, status: str) -> QLabel:
-    fg, bg = style.STATUS_COLORS.get(status, ("#000", None))
+    fg, bg = style.STATUS_COLORS.get(status, (theme.hex_of("status.ok"), None))
     label = QLabel(text)
     label.setWordWrap(True)
     label.setTextFormat(Qt.TextFormat.RichText)
-    label.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg or '#eef7f0'}; padding: 6px; border-radius: 3px; }}")
+    bg = bg or theme.hex_of("banner.bg")
+    label.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; padding: 6px; border-radius: 3px; }}")
     label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
     return label
 
@@ -40,8 +41,8 @@ def note(text: str, color: str | None = None) -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
     label.setTextFormat(Qt.TextFormat.RichText)
-    if color:
-        label.setStyleSheet(f"QLabel {{ color: {color}; }}")
+    if color:  # a theme role (``WARN``) or a colour
+        label.setStyleSheet(f"QLabel {{ color: {theme.hex_of(color) if theme.has(color) else color}; }}")
     return label
 
 

@@ -18,7 +18,6 @@ import html
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -37,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.compare import CHANGED, ONLY_A, ONLY_B, REPLACED, SAME, AlignedTurn, SessionComparison, SideInfo
+from app.gui import theme
 
 COLUMNS = ("", "A", "B", "Prompt", "Tokens A", "Tokens B", "Tools called differently")
 COL_MARK, COL_A, COL_B, COL_PROMPT, COL_TOK_A, COL_TOK_B, COL_TOOLS = range(len(COLUMNS))
@@ -48,8 +48,8 @@ STATUS_WORDS = {
     ONLY_B: "only in B",
 }
 MARKS = {SAME: "=", CHANGED: "≠", REPLACED: "≠", ONLY_A: "A", ONLY_B: "B"}
-# Tints of the rows that differ (light enough for both palettes' text; the mark column says it in words too).
-TINTS = {CHANGED: "#fff1c2", REPLACED: "#ffd9d2", ONLY_A: "#dbe9ff", ONLY_B: "#d9f2dc"}
+# Theme roles of the rows that differ (their text: "compare.text"; the mark column says it in words too).
+TINTS = {CHANGED: "compare.changed.bg", REPLACED: "compare.replaced.bg", ONLY_A: "compare.only-a.bg", ONLY_B: "compare.only-b.bg"}
 
 
 def _tokens(n: int) -> str:
@@ -266,8 +266,8 @@ class SessionCompareDialog(QDialog):
                 if col in (COL_TOK_A, COL_TOK_B):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if tint is not None:
-                    item.setBackground(QBrush(QColor(tint)))
-                    item.setForeground(QBrush(QColor("#202020")))
+                    item.setBackground(theme.brush(tint))
+                    item.setForeground(theme.brush("compare.text"))
                 self.table.setItem(i, col, item)
         first = c.first_difference
         if first is not None:

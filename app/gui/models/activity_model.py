@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from app.activity import CANCELLED, DONE, FAILED, REFUSED, ActivityEntry, ActivityLog
-from app.gui import style
+from app.gui import style, theme
 from app.gui.models.columns import column_header, read_only_flags
 
 Index = QModelIndex | QPersistentModelIndex
@@ -25,12 +25,17 @@ COL_TIME, COL_ACTION, COL_SESSION, COL_OUTCOME, COL_DETAIL = range(len(COLUMNS))
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 
 # Outcome colours reuse the status palette: done reads like "ok", failed like "corrupt".
-OUTCOME_COLORS = {
-    DONE: style.STATUS_COLORS["ok"][0],
-    CANCELLED: style.MUTED,
-    REFUSED: style.STATUS_COLORS["open-turn"][0],
-    FAILED: style.STATUS_COLORS["corrupt"][0],
-}
+# Refreshed in place on each theme change (read at paint time).
+OUTCOME_COLORS: dict[str, str] = {}
+_OUTCOME_ROLES = {DONE: "status.ok", CANCELLED: "text.muted", REFUSED: "status.open-turn", FAILED: "status.corrupt"}
+
+
+def _refresh_outcomes(name: str) -> None:
+    OUTCOME_COLORS.update({outcome: theme.hex_of(role, name) for outcome, role in _OUTCOME_ROLES.items()})
+
+
+_refresh_outcomes(theme.current())
+theme.on_apply(_refresh_outcomes)
 
 
 class ActivityModel(QAbstractTableModel):

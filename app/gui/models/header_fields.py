@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
-from app.gui import style
+from app.gui import style, theme
 from app.gui.models.one_call_per_cell import OneCallPerCell
 from app.gui.models.session_row import SessionRow
 
@@ -85,12 +85,12 @@ class HeaderFieldsModel(OneCallPerCell, QAbstractTableModel):
             if r.link and col == 1:
                 return style.brush(style.LINK_COLOR)
             if r.tone and col == 1:
-                return style.brush(style.STATUS_COLORS.get(r.tone, ("#000000", None))[0])
+                return style.brush(style.STATUS_COLORS.get(r.tone, (style.MUTED, None))[0])
             if col == 0 and not r.section:
                 return style.brush(style.MUTED)
             return None
         if role == Qt.ItemDataRole.BackgroundRole and r.section:
-            return style.brush("#eef1f5")
+            return theme.brush("header.section.bg")
         return None
 
 

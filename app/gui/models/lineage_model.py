@@ -205,7 +205,7 @@ class LineageModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return node_tooltip(node)
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATUS and node.info.status:
-            fg, _bg = style.STATUS_COLORS.get(node.info.status, ("#808080", None))
+            fg, _bg = style.STATUS_COLORS.get(node.info.status, (style.MUTED, None))
             return style.brush(fg)
         if role == Qt.ItemDataRole.FontRole and col == COL_ID:
             return style.mono_font()

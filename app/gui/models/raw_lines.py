@@ -17,21 +17,22 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from app.gui import style
+from app.gui import style, theme
 from app.gui.models.one_call_per_cell import OneCallPerCell
 from app.rawview.raw_text import K_CHUNK, K_HEADER, K_REQUEST, K_STEP, K_TOOL, K_TURN, K_USER, RawText
 
 Index = QModelIndex | QPersistentModelIndex
 
 # Boundaries stand out, streamed chunks recede: the eye finds turns and tool calls in a long log.
+# Theme roles (a light and a dark variant each).
 KIND_COLORS = {
-    K_HEADER: "#6a1b9a",
-    K_TURN: "#0b57d0",
-    K_STEP: "#3f6fc9",
-    K_USER: "#00695c",
-    K_CHUNK: "#9aa0a6",
-    K_TOOL: "#8a4f00",
-    K_REQUEST: "#5f6368",
+    K_HEADER: "raw.header",
+    K_TURN: "raw.turn",
+    K_STEP: "raw.step",
+    K_USER: "raw.user",
+    K_CHUNK: "raw.chunk",
+    K_TOOL: "raw.tool",
+    K_REQUEST: "raw.request",
 }
 
 LINE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -157,12 +158,12 @@ class RawLinesModel(OneCallPerCell, QAbstractTableModel):
             if col == 0 or t.is_provisional(row):
                 return style.brush(style.MUTED)
             color = KIND_COLORS.get(t.kind(row))
-            return style.brush(color) if color else None
+            return theme.brush(color) if color else None
         if role == Qt.ItemDataRole.BackgroundRole:
             if row in t.markers or row == self._damage_hint:
-                return style.brush(style.STATUS_COLORS["corrupt"][1] or "#fde4e7")
+                return theme.brush("raw.damage.bg")
             if t.is_provisional(row):
-                return style.brush(style.STATUS_COLORS["torn-tail"][1] or "#ffe9dc")
+                return theme.brush("raw.torn.bg")
             return None
         if role == Qt.ItemDataRole.TextAlignmentRole and col == 0:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -16,7 +16,7 @@ from typing import Any, cast
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QModelRoleData, QModelRoleDataSpan, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
-from app.gui import style
+from app.gui import style, theme
 from app.gui.models.columns import column_header, read_only_flags
 from app.search import Hit, SearchResult, SessionHits
 
@@ -39,15 +39,16 @@ KIND_LABELS = {
     "meta": "session",
 }
 # Hit kinds in the timeline's palette (users teal, tools brown, results green, errors red).
+# Theme roles (a light and a dark variant each).
 KIND_COLORS = {
-    "user": "#00695c",
-    "assistant": "#202124",
-    "reasoning": "#7a7a7a",
-    "tool-call": "#8a4f00",
-    "tool-result": "#1b5e20",
-    "error": "#b00020",
-    "title": "#6a1b9a",
-    "meta": "#5f6368",
+    "user": "role.user",
+    "assistant": "role.assistant",
+    "reasoning": "role.reasoning",
+    "tool-call": "role.tool-call",
+    "tool-result": "role.tool-result",
+    "error": "role.error",
+    "title": "role.title",
+    "meta": "role.meta",
 }
 _CLEAN = frozenset({"ok", "open-turn"})  # statuses whose hits need no warning
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole)
@@ -99,6 +100,15 @@ class SearchResultsModel(QAbstractItemModel):
         self._groups: list[_Group] = []
         self._bold = QFont()
         self._bold.setBold(True)
+        theme.bind(self, self._forget_cells)  # the cells hold brushes of the theme they were built in
+
+    def _forget_cells(self) -> None:
+        for g in self._groups:
+            g.cells = None
+            for h in g.hits:
+                h.cells = None
+        if self._groups:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._groups) - 1, len(COLUMNS) - 1))
 
     # ------------------------------------------------------------ loading
 
@@ -238,7 +248,8 @@ class SearchResultsModel(QAbstractItemModel):
         shown = len(g.hits)
         hits = f"{g.hit_count:,} hit{'s' if g.hit_count != 1 else ''}"
         muted = style.brush(style.MUTED)
-        kind_color = style.brush(style.STATUS_COLORS.get(g.status, ("#b00020", None))[0]) if g.status not in _CLEAN else None
+        bad = style.STATUS_COLORS.get(g.status, style.STATUS_COLORS["corrupt"])[0]
+        kind_color = style.brush(bad) if g.status not in _CLEAN else None
         cells: list[dict[int, Any]] = [
             {_DISPLAY: g.title or g.session_id, _FONT: self._bold},
             {_DISPLAY: hits if shown >= g.hit_count else f"{hits} ({shown} shown)", _FOREGROUND: kind_color},
@@ -253,10 +264,10 @@ class SearchResultsModel(QAbstractItemModel):
         h, g = item.value, item.group.value
         muted = style.brush(style.MUTED)
         if h.status in _CLEAN:
-            kind, kind_color = kind_text(h), style.brush(KIND_COLORS.get(h.kind, style.MUTED))
+            kind, kind_color = kind_text(h), theme.brush(KIND_COLORS.get(h.kind, "text.muted"))
         else:
             kind = f"{kind_text(h)} · {style.STATUS_LABELS.get(h.status, h.status)} log"
-            kind_color = style.brush(style.STATUS_COLORS.get(h.status, ("#b00020", None))[0])
+            kind_color = style.brush(style.STATUS_COLORS.get(h.status, style.STATUS_COLORS["corrupt"])[0])
         cells: list[dict[int, Any]] = [
             {_DISPLAY: h.snippet, SPANS_ROLE: list(h.spans)},
             {_DISPLAY: kind, _FOREGROUND: kind_color},

@@ -398,7 +398,7 @@ def status_colors(r: SessionRow) -> tuple[str, str | None]:
     (``unreadable``) is painted like ``corrupt``: it must stand out, never look fine."""
     colors = style.STATUS_COLORS.get(r.status)
     if colors is None:
-        colors = style.STATUS_COLORS["corrupt"] if r.problem_status is not None else ("#000000", None)
+        colors = style.STATUS_COLORS["corrupt"] if r.problem_status is not None else (style.MUTED, None)
     return colors
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFont
 
-from app.gui import style
+from app.gui import style, theme
 from app.gui.models.columns import column_header, read_only_flags
 from app.gui.models.one_call_per_cell import OneCallPerCell
 from app.timeline import (
@@ -60,16 +60,21 @@ _FLAG_TIPS = {
     DAMAGE: "the log is damaged here: rows above are its decodable part (the Raw tab shows every byte that decodes)",
 }
 
-_BG = {
-    "error": "#fde4e7",
-    "synthetic": "#efe3f7",
-    "repaired": "#fff1d6",
-    "open": "#fff1d6",
-    "seed": "#e0f2f1",
-}
-_TURN_BG = "#eef1f5"
-# The "Stopped here" row: the one solid red row (the corrupt status's colour), found at a glance.
-_DAMAGE_FG, _DAMAGE_BG = "#ffffff", style.STATUS_COLORS["corrupt"][0]
+# A flagged row's background in the current theme (roles "flag.<flag>.bg"; refreshed on each theme change).
+_BG: dict[str, str] = {}
+_BG_FLAGS = ("error", "synthetic", "repaired", "open", "seed")
+
+
+def _refresh_backgrounds(name: str) -> None:
+    _BG.update({flag: theme.hex_of(f"flag.{flag}.bg", name) for flag in _BG_FLAGS})
+
+
+_refresh_backgrounds(theme.current())
+theme.on_apply(_refresh_backgrounds)
+# A turn's band carries text in the theme's own colour: "timeline.turn" where the band is set.
+_TURN_BG = "timeline.turn.bg"
+# The "Stopped here" row: the one solid red row, found at a glance.
+_DAMAGE_FG, _DAMAGE_BG = "timeline.damage", "timeline.damage.bg"
 
 
 SENTINEL_SEP = "  ·  "  # between the "older turns" row's two links
@@ -363,12 +368,12 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
             return self._foreground(node, col)
         if role == Qt.ItemDataRole.BackgroundRole:
             if node.kind == DAMAGE:
-                return style.brush(_DAMAGE_BG)
+                return theme.brush(_DAMAGE_BG)
             for flag in ("synthetic", "error", "repaired", "open", "seed"):
                 if flag in node.flags and (node.kind != "turn" or flag != "error"):
                     return style.brush(_BG[flag])
             if node.kind == "turn":
-                return style.brush(_TURN_BG)
+                return theme.brush(_TURN_BG)
             return None
         if role == Qt.ItemDataRole.TextAlignmentRole and col == 3:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -376,7 +381,7 @@ class TimelineModel(OneCallPerCell, QAbstractItemModel):
 
     def _foreground(self, node: TimelineNode, col: int) -> Any:
         if node.kind == DAMAGE:
-            return style.brush(_DAMAGE_FG)
+            return theme.brush(_DAMAGE_FG)
         for flag in ("error", "synthetic", "repaired", "open", "seed", "human", "cancelled", "pruned"):
             if flag in node.flags and (col in (0, 2) or flag in ("synthetic", "cancelled", "pruned")):
                 return style.brush(style.FLAG_COLORS[flag][0])

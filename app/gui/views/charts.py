@@ -25,6 +25,8 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QContextMenuEvent, QFont, QFontMetrics, QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QSizePolicy, QToolTip, QWidget
 
+from app.gui import theme
+
 SAVE_PNG_TEXT = "Save chart as PNG…"
 MARGIN = 10  # px around the chart
 BAR_GAP = 0.2  # share of a slot left empty between bars (when the slot is wide enough to show a gap)
@@ -36,8 +38,7 @@ MAX_LABEL_SHARE = 0.35  # a horizontal chart's labels take at most this share of
 
 # Categorical colours (Okabe-Ito, readable with the common colour-vision deficiencies).  The first
 # series takes the palette's Highlight instead, so the main quantity is in the user's accent colour.
-_SERIES = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
-ERROR_COLOR = "#D55E00"  # a series named as errors is drawn in this (vermillion) everywhere
+ERROR_COLOR = theme.hex_of("chart.error", theme.LIGHT)  # a series named as errors: vermillion (role "chart.error")
 
 
 def value_text_count(v: float) -> str:
@@ -108,17 +109,18 @@ class ChartData:
 
 
 def series_colors(palette: QPalette, n: int, errors: frozenset[int] = frozenset()) -> list[QColor]:
-    """``n`` series colours for ``palette``: Highlight first, then the categorical set, lighter on a dark base."""
-    dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
+    """``n`` series colours for ``palette``: Highlight first, then the theme's categorical set (its dark
+    variant on a dark base)."""
+    variant = theme.DARK if palette.color(QPalette.ColorRole.Base).lightness() < 128 else theme.LIGHT
     out: list[QColor] = []
     for i in range(n):
         if i in errors:
-            c = QColor(ERROR_COLOR)
+            c = theme.color("chart.error", variant)
         elif i == 0:
             c = QColor(palette.color(QPalette.ColorRole.Highlight))
         else:
-            c = QColor(_SERIES[i % len(_SERIES)])
-        out.append(c.lighter(125) if dark and i != 0 else c)
+            c = theme.color(f"chart.series.{i % theme.CHART_SERIES}", variant)
+        out.append(c)
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtGui import QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui import style
+from app.gui import style, theme
 
 DEBOUNCE_MS = 150  # the find runs this long after the last key
-ROW_BG = "#fff3b0"  # a matching row (the current one is the selected row)
-TEXT_BG = "#ffd84d"  # an occurrence inside the detail text
+ROW_BG = "find.row.bg"  # theme role of a matching row (the current one is the selected row)
+TEXT_BG = "find.text.bg"  # theme role of an occurrence inside the detail text (its text: "find.text")
 MAX_TEXT_MARKS = 500  # occurrences highlighted in one detail pane (a huge line stays quick to mark)
 
 Index = QModelIndex | QPersistentModelIndex
@@ -44,7 +44,11 @@ class MatchDelegate(QStyledItemDelegate):
         super().__init__(view)
         self._view = view
         self._matcher: Callable[[Index], bool] | None = None
-        self._brush = style.brush(ROW_BG)
+        self._brush = theme.brush(ROW_BG)
+        theme.bind(self, self._rebrush)
+
+    def _rebrush(self) -> None:
+        self._brush = theme.brush(ROW_BG)
 
     def set_matcher(self, matcher: Callable[[Index], bool] | None) -> None:
         self._matcher = matcher
@@ -163,7 +167,8 @@ def mark_text(edit: QPlainTextEdit, text: str, *, scroll: bool = True) -> int:
     doc = edit.document()
     if text:
         fmt = QTextCharFormat()
-        fmt.setBackground(QColor(TEXT_BG))
+        fmt.setBackground(theme.color(TEXT_BG))
+        fmt.setForeground(theme.color("find.text"))
         cursor = QTextCursor(doc)
         while len(selections) < MAX_TEXT_MARKS:
             cursor = doc.find(text, cursor, QTextDocument.FindFlag(0))

@@ -15,7 +15,7 @@ import datetime as _dt
 from collections import OrderedDict
 
 from PySide6.QtCore import QDate, QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QKeyEvent, QPainter, QPalette, QTextCharFormat, QTextLayout
+from PySide6.QtGui import QFont, QKeyEvent, QPainter, QPalette, QTextCharFormat, QTextLayout
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -35,12 +35,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui import style
+from app.gui import style, theme
 from app.gui.models.search_results import COL_MATCH, KIND_LABELS, SPANS_ROLE, SearchResultsModel
 from app.search import KINDS, Hit, SearchFilters, SearchResult, SessionHits
 
 DEBOUNCE_MS = 60  # results as you type: the query runs this long after the last key (a burst of keys is one query)
-MATCH_BG = "#ffe066"  # highlighted match in a snippet (readable on the selection colour too)
+MATCH_BG = "search.match.bg"  # theme role of a highlighted match in a snippet (readable on the selection too)
 LAYOUT_CACHE = 512  # laid-out snippets kept (a screenful is ~50)
 SNIPPET_LINE_WIDTH = 4000.0  # pixels: one line, never wrapped (a snippet is at most ~200 characters)
 STATUSES = ("ok", "open-turn", "torn-tail", "corrupt", "unsupported", "unreadable")
@@ -82,8 +82,8 @@ class SnippetDelegate(QStyledItemDelegate):
             r.start = utf16_offset(text, a)
             r.length = utf16_offset(text, b) - r.start
             fmt = QTextCharFormat()
-            fmt.setBackground(QColor(MATCH_BG))
-            fmt.setForeground(QColor("#000000"))
+            fmt.setBackground(theme.color(MATCH_BG))
+            fmt.setForeground(theme.color("search.match"))
             fmt.setFontWeight(QFont.Weight.Bold)
             r.format = fmt
             ranges.append(r)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
-from app.gui import style
+from app.gui import style, theme
 from app.gui.models.session_row import SessionRow
 from app.gui.models.session_snapshot import SessionSnapshot
 
@@ -89,17 +89,18 @@ class SessionBanner:
         self.show_actions(snap, restorable=restorable)
 
     def show_row(self, row: SessionRow, *, live: bool = False) -> None:
-        fg, bg = style.STATUS_COLORS.get(LIVE_STATUS if live else row.status, ("#000", None))
+        fg, bg = style.STATUS_COLORS.get(LIVE_STATUS if live else row.status, (style.MUTED, None))
         status = LIVE_BADGE if live else style.STATUS_LABELS.get(row.status, row.status)
         if row.title or row.status == "pending":
             title = html.escape(row.title or "")
         else:
             title = "(untitled)" if row.status in ("ok", "open-turn", "torn-tail") else f"({html.escape(row.status)} log)"
         where = html.escape(row.cwd or row.project)
+        banner_bg = theme.hex_of("banner.bg")
         lineage = f" · {html.escape(row.lineage)}" if row.lineage else ""
         self.label.setText(
             f"<span style='font-size:13pt; font-weight:600'>{title}</span>&nbsp;&nbsp;"
-            f"<span style='color:{fg}; background:{bg or '#eef7f0'}'>&nbsp;{status}&nbsp;</span>"
+            f"<span style='color:{fg}; background:{bg or banner_bg}'>&nbsp;{status}&nbsp;</span>"
             f"<br><span style='color:{style.MUTED}'>{html.escape(row.session_id)} · {where}{lineage}</span>"
         )
 

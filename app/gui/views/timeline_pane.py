@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui import style
+from app.gui import style, theme
 from app.gui.models.timeline import COLUMNS, SENTINEL_SEP, TimelineModel
 from app.gui.views.follow_tail import FollowTail
 from app.timeline import OLDER_EVENT_BUDGET, TimelineNode, node_detail
@@ -283,8 +283,8 @@ class TimelinePane(QWidget):
         if not text:
             self.banner.hide()
             return
-        fg, bg = style.STATUS_COLORS.get(status or "ok", ("#1b7f3b", None))
-        self.banner.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg or '#eef7f0'}; border-radius: 3px; }}")
+        fg, bg = style.STATUS_COLORS.get(status or "ok", style.STATUS_COLORS["ok"])
+        self.banner.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg or theme.hex_of('banner.bg')}; border-radius: 3px; }}")
         self.banner.setText(text)
         self.banner.show()
 

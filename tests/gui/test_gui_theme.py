@@ -1,0 +1,104 @@
+"""Themes (issue 24 item 6): every foreground/background pair the models paint holds 4.5:1 (WCAG AA) in
+the light and the dark theme, the theme follows View > Theme (kept in settings) and the system scheme."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from guikit import WAIT_MS, wait_listed, wait_opened
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+from app.gui import style, theme
+from app.gui.views.timeline_legend import LegendModel
+
+pytestmark = pytest.mark.timeout(180)
+
+MIN_TEXT_CONTRAST = 4.5  # WCAG 2.1 SC 1.4.3, normal text
+
+
+@pytest.fixture
+def light_again(qapp: Any) -> Iterator[None]:
+    """Whatever a test applies, the next test starts in the light theme."""
+    yield
+    theme.apply(qapp, theme.LIGHT)
+
+
+def _colour(value: Any) -> QColor | None:
+    if isinstance(value, QBrush):
+        return value.color()
+    if isinstance(value, QColor):
+        return value
+    return None
+
+
+def _indexes(model: QAbstractItemModel, parent: QModelIndex | None = None) -> Iterator[QModelIndex]:
+    parent = parent if parent is not None else QModelIndex()
+    if model.canFetchMore(parent):
+        model.fetchMore(parent)
+    for r in range(model.rowCount(parent)):
+        for c in range(model.columnCount(parent)):
+            idx = model.index(r, c, parent)
+            yield idx
+        first = model.index(r, 0, parent)
+        if model.canFetchMore(first) or model.rowCount(first) > 0:
+            yield from _indexes(model, first)
+
+
+def weak_pairs(name: str, model: QAbstractItemModel, palette: QPalette) -> list[str]:
+    """The cells of ``model`` whose text colour is under 4.5:1 against their background (palette Base/Text
+    where the model leaves a role to the view)."""
+    base, text = palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text)
+    out: list[str] = []
+    for idx in _indexes(model):
+        fg_value, bg_value = idx.data(Qt.ItemDataRole.ForegroundRole), idx.data(Qt.ItemDataRole.BackgroundRole)
+        if fg_value is None and bg_value is None:
+            continue
+        fg, bg = _colour(fg_value) or text, _colour(bg_value) or base
+        ratio = style.contrast_ratio(fg, bg)
+        if ratio < MIN_TEXT_CONTRAST:
+            shown = str(idx.data(Qt.ItemDataRole.DisplayRole) or "")[:30]
+            out.append(f"{name}[{idx.row()},{idx.column()}] {shown!r}: {fg.name()} on {bg.name()} = {ratio:.2f}:1")
+    return out
+
+
+def _showing(w: Any, session_id: str) -> bool:
+    return w.loader.current is not None and w.loader.current.row.session_id == session_id
+
+
+@pytest.mark.parametrize("name", [theme.LIGHT, theme.DARK])
+def test_every_pair_the_models_paint_reads_at_4_5_to_1(
+    qtbot: Any, qapp: Any, make_window: Any, demo_root: str, light_again: None, name: str
+) -> None:
+    w = make_window(demo_root)
+    w.search.controller.start_delay_ms = 0
+    wait_listed(qtbot, w)
+    theme.apply(qapp, name)
+    assert theme.current() == name
+    palette = QApplication.palette()
+    assert style.is_dark(palette) == (name == theme.DARK)
+    weak: list[str] = []
+    weak += weak_pairs("list", w.session_model, palette)
+    weak += weak_pairs("legend", LegendModel(), palette)  # a sample of every flag the timeline paints
+    # Sessions with errors, synthetic closers, damage and a plain one: their timeline, raw lines and header.
+    rows = w.session_model.rows()
+    picked = {r.status: r for r in rows}
+    assert len(picked) >= 3  # the demo root holds clean, open and damaged sessions
+    for row in picked.values():
+        if not w.select_session(row.session_id):
+            continue
+        wait_opened(qtbot, w)
+        qtbot.waitUntil(lambda sid=row.session_id: _showing(w, sid), timeout=WAIT_MS)
+        qtbot.waitUntil(lambda: w.timeline_model.rowCount() > 0, timeout=WAIT_MS)
+        weak += weak_pairs(f"timeline({row.status})", w.timeline_model, palette)
+        weak += weak_pairs(f"raw({row.status})", w.raw_model, palette)
+        weak += weak_pairs(f"header({row.status})", w.header_model, palette)
+    qtbot.waitUntil(lambda: w.search.controller.runs_finished >= 1, timeout=WAIT_MS)
+    w.search.pane.field.setText("error OR build OR user")
+    qtbot.waitUntil(lambda: w.search.model.rowCount() > 0, timeout=WAIT_MS)
+    weak += weak_pairs("search", w.search.model, palette)
+    weak += weak_pairs("activity", w.keyboard.activity_model, palette)
+    assert not weak, f"{len(weak)} pairs under {MIN_TEXT_CONTRAST}:1 in the {name} theme:\n" + "\n".join(sorted(set(weak))[:60])
