@@ -41,7 +41,10 @@ async def stats(store: CoordinatedPersistence, args: argparse.Namespace) -> Stat
     view = await store.view(args.id)
     if view.status == "missing":
         raise not_found(args.id)
-    numbers = fold_stats(view.stored)
+    events: Any = view.stored
+    if not view.readable and (prefix := await store.readable_prefix(args.id)) is not None:
+        events = prefix.events  # a refused log: the numbers of its readable part (issue 24 item 5)
+    numbers = fold_stats(events)
     prices = _prices()
     rows = [
         (m.provider, m.model, m.tokens.input, m.tokens.output, m.tokens.cache_read, m.tokens.cache_write) for m in numbers.models

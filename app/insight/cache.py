@@ -59,7 +59,7 @@ CACHE_DIR_NAME = "insight"  # below the user's cache folder
 CACHE_SUFFIX = ".sqlite"
 SCHEMA_VERSION = 1  # PRAGMA user_version of the cache file; another value means "rebuild"
 # Bump when what the fold counts changes: every cached summary is then recomputed (stored in ``meta``).
-FOLD_VERSION = 1
+FOLD_VERSION = 2  # 2: a refused log counts its readable part (issue 24 item 5)
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -346,6 +346,28 @@ def _entry_summary(entry: ListedEntry, status: str, reason: str | None) -> Sessi
     )  # fmt: skip
 
 
+def prefix_summary(summary: SessionSummary, events: Any) -> tuple[SessionSummary, SessionStats | None]:
+    """A refused log's summary completed from its readable events (``readable_prefix``): its title and their
+    numbers, its status and header fields kept (issue 24 item 5: a damaged session keeps its name)."""
+    if not len(events):
+        return summary, None
+    stats = fold_stats(events, seed_length=summary.seed_length)
+    full = summary_of(summary.session_id, summary.revision, summary.status, summary.reason, None, stats)
+    head = summary
+    return (
+        replace(
+            full,
+            project=head.project,
+            created_ms=head.created_ms,
+            parent=head.parent,
+            origin=head.origin,
+            delegation_depth=head.delegation_depth,
+            seed_length=head.seed_length,
+        ),
+        stats,
+    )
+
+
 class _Damaged(Exception):
     """The cache file (not the engine) failed with damage during an update: ``error`` is what it raised."""
 
@@ -590,6 +612,14 @@ class InsightCache:
                 raise
             raise _Damaged(err) from err
 
+    async def _readable_part(self, summary: SessionSummary) -> tuple[SessionSummary, SessionStats | None]:
+        """``summary`` of a refused log completed from the events the engine can still read (none: as is)."""
+        try:
+            prefix = await self.store.readable_prefix(summary.session_id)
+        except (SessionPersistenceError, OSError):
+            return summary, None
+        return (summary, None) if prefix is None else prefix_summary(summary, prefix.events)
+
     async def _update(
         self, entries: Sequence[ListedEntry] | None, progress: Callable[[CacheProgress], None] | None
     ) -> CacheReport:
@@ -634,10 +664,8 @@ class InsightCache:
             if view.readable:
                 summary, stats = summarize(view)
             else:
-                summary, stats = (
-                    replace(_entry_summary(entry, view.status, view.reason), revision=view.revision or entry.revision),
-                    None,
-                )
+                summary = replace(_entry_summary(entry, view.status, view.reason), revision=view.revision or entry.revision)
+                summary, stats = await self._readable_part(summary)
             with self._cache_io():
                 self.put(summary, stats)
             computed += 1
