@@ -19,6 +19,7 @@ from app.actions.liveness import verdict_json
 from app.actions.resume import ResumeOutcome
 from app.cli.output import write_out
 from app.cli.results import Loaded, RepairReport, VerifyReport
+from app.glossary import plural
 from app.search import SearchOutcome
 from persistence import (
     ReadFromResult,
@@ -193,7 +194,7 @@ def verify_json(report: VerifyReport) -> Any:
 def verify_text(report: VerifyReport, args: argparse.Namespace) -> str:
     lines = [f"{r.verdict:<12} {r.session_id}  {r.reason}" for r in report.rows]
     lines += [
-        f"{'backup':<12} {sid}  {b.path} holds {b.lacking} record(s) the log lacks: "
+        f"{'backup':<12} {sid}  {b.path} holds {plural(b.lacking, 'record')} the log lacks: "
         f"sessionscope restore {args.root} {sid} --backup {b.path}"
         for sid, b in report.lost
     ]

@@ -14,6 +14,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+from app.glossary import plural
 from app.insight import Cost, PriceTable, SessionStats, cost_of, fold_stats, load_prices
 from app.insight.prices import PriceTableError
 from persistence import CoordinatedPersistence, not_found
@@ -136,13 +137,13 @@ def stats_text(report: StatsReport, _args: argparse.Namespace) -> str:
         lines += ["", "Models"]
         for m, c in zip(s.models, report.model_costs, strict=True):
             money = f"  {_money(c)}" if report.priced else ""
-            lines.append(f"  {m.key}  {_count(m.calls)} call(s)  {_count(m.tokens.total)} tokens{money}")
+            lines.append(f"  {m.key}  {plural(m.calls, 'call')}  {_count(m.tokens.total)} tokens{money}")
     if s.tools:
         lines += ["", "Tools"]
         width = max(len(t.name) for t in s.tools)
         for t in s.tools:
             lines.append(
-                f"  {t.name:<{width}}  {_count(t.calls)} call(s)  {_count(t.errors)} error(s)  {_rate(t.errors, t.calls)}"
+                f"  {t.name:<{width}}  {plural(t.calls, 'call')}  {plural(t.errors, 'error')}  {_rate(t.errors, t.calls)}"
             )
     return "\n".join(lines)
 

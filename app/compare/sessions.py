@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.glossary import EVENT, noun, plural
 from app.insight import Tokens, TurnDigest, fold_stats, turn_digests
 from app.insight.lineage import common_prefix
 from app.insight.stats import table_of_log
@@ -274,7 +275,7 @@ def comparison_text(c: SessionComparison) -> str:
         "",
     ]
     if c.shared_events:
-        lines.append(f"The first {_num(c.shared_events)} event(s) are identical in both logs.")
+        lines.append(f"The first {plural(c.shared_events, EVENT)} {noun(c.shared_events, 'is')} identical in both logs.")
     first = c.first_difference
     if c.identical:
         lines.append("The two sessions are identical.")

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from app.glossary import CUT_TURN_INFO, OPEN_TURN_INFO, noun, plural
 from app.search.damaged import packed_row
 from app.timeline.nodes import ERROR, OPEN, TimelineNode
 from app.timeline.spans import Span, derive_tail
@@ -66,7 +67,7 @@ def stop_node(stop: Stop) -> TimelineNode:
     if stop.after_text is not None:
         after = stop.after_text
     elif stop.lines_after:
-        after = f"{stop.lines_after:,} more line(s) decode after it (Raw tab, F8)"
+        after = f"{plural(stop.lines_after, 'more line')} {noun(stop.lines_after, 'decodes', 'decode')} after it (Raw tab, F8)"
     else:
         after = "nothing decodes after it"
     return TimelineNode(DAMAGE, (DAMAGE,), "■ Stopped here", stop.what, after, flags=frozenset({ERROR, DAMAGE}))
@@ -81,7 +82,7 @@ def damaged_timeline(
     spans, first, nodes = derive_tail(records, len(records))
     if nodes and nodes[-1].kind == "turn" and OPEN in nodes[-1].flags:
         # Not "running or crashed": the log goes on, but nothing after the damage can be folded.
-        nodes[-1].info = nodes[-1].info.replace("not closed (running or crashed)", "cut off by the damage below")
+        nodes[-1].info = nodes[-1].info.replace(OPEN_TURN_INFO, CUT_TURN_INFO)
     return DamagedTimeline(records, spans, first, nodes, stop)
 
 
@@ -91,7 +92,7 @@ def damaged_timeline_of_prefix(prefix: ReadablePrefix, reason: str) -> DamagedTi
     records = prefix.events
     spans, first, nodes = derive_tail(records, len(records))
     if nodes and nodes[-1].kind == "turn" and OPEN in nodes[-1].flags and prefix.stop is not None:
-        nodes[-1].info = nodes[-1].info.replace("not closed (running or crashed)", "cut off by the damage below")
+        nodes[-1].info = nodes[-1].info.replace(OPEN_TURN_INFO, CUT_TURN_INFO)
     if prefix.stop is None:
         stop = Stop(f"every stored row decodes; the engine refused the session: {reason}", -1, 0, after_text="")
     else:

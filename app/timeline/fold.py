@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.glossary import OPEN_TURN_INFO
 from app.records import Tokens
 from app.records.fields import get_path, seq_of
 from app.records.summaries import compact_json, content_text, one_line, tool_arguments_summary
@@ -240,7 +241,7 @@ class _Fold:
         """Why the turn ended, as the row says it; flags the turn node and records the end event's seq."""
         if end_index is None:
             node.flag(OPEN)
-            return "not closed (running or crashed)"
+            return OPEN_TURN_INFO
         end = self.records[end_index]
         node.seqs.append(seq_of(end, end_index))
         kind = get_path(end, "data", "reason", "kind")

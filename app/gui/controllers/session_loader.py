@@ -43,6 +43,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.actions.artifacts import ArtifactRef
 from app.actions.liveness import DEFAULT_QUIET_SECONDS, RecentlyWritten, writer_active
+from app.glossary import plural
 from app.gui.controllers.open_root import OpenRoot
 from app.gui.models.raw_lines import RawLinesModel
 from app.gui.models.session_row import READABLE, SessionRow
@@ -392,7 +393,7 @@ class SessionLoader(QObject):
                 text = decode_records(prefix.events)
                 stop = prefix.stop
                 if stop is not None:
-                    text.add_marker(f"{stop.why}; {stop.rows_after:,} stored row(s) from there on", provisional=False)
+                    text.add_marker(f"{stop.why}; {plural(stop.rows_after, 'stored row')} from there on", provisional=False)
             else:
                 text = RawText()
                 text.add_marker(f"no raw text: {row.reason}")

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.glossary import EVENT, TURN, plural
 from app.gui import theme
 from app.gui.dialogs.parts import WARN
 from app.gui.views import insight_format as fmt
@@ -44,7 +45,7 @@ PREFIX_ROWS = 8  # lines of the opened shared prefix shown before it scrolls
 def turn_line(d: TurnDigest) -> str:
     state = "open" if d.reason is None else d.reason
     return (
-        f"Turn {d.turn if d.turn is not None else '?'} · {state} · {d.steps} step(s) · {fmt.duration(d.duration_ms)}"
+        f"Turn {d.turn if d.turn is not None else '?'} · {state} · {plural(d.steps, 'step')} · {fmt.duration(d.duration_ms)}"
         f" · {fmt.compact(d.tokens.total)} tokens"
     )
 
@@ -84,13 +85,13 @@ def cell_tooltip(d: TurnDigest) -> str:
 
 
 def shared_line(d: TurnDigest) -> str:
-    tools = f" · {len(d.tools)} tool call(s)" if d.tools else ""
+    tools = f" · {plural(len(d.tools), 'tool call')}" if d.tools else ""
     prompt = f" · {d.prompt}" if d.prompt else ""
     return f"{turn_line(d)}{tools}{prompt}"
 
 
 def side_title(name: str, turns: int, events: int) -> str:
-    return f"{name} after the fork point — {turns} turn(s), {events:,} event(s)"
+    return f"{name} after the fork point — {plural(turns, TURN)}, {plural(events, EVENT)}"
 
 
 class CompareDialog(QDialog):
@@ -158,7 +159,9 @@ class CompareDialog(QDialog):
             f"Forked {html.escape(after)}: the fork's first {result.seed_length:,} events were the parent's."
         )
         same = "identical in both logs" if result.identical_prefix else "see the note below"
-        self.prefix_button.setText(f"Shared prefix: {result.shared_count:,} event(s), {result.shared_turns} turn(s) — {same}")
+        self.prefix_button.setText(
+            f"Shared prefix: {plural(result.shared_count, EVENT)}, {plural(result.shared_turns, TURN)} — {same}"
+        )
         self.prefix_button.show()
         lines = [shared_line(d) for d in shared] or ["(no turn in the shared prefix)"]
         self.prefix_text.setPlainText("\n".join(lines))

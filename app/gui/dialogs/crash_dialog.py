@@ -35,6 +35,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QStyle, QVBoxLayout, QWidget
 
 from app.about import DISPLAY_NAME, app_version
+from app.glossary import noun, plural
 from app.gui.dialogs.about_dialog import open_folder
 from app.gui.dialogs.parts import WARN, note, plain_text
 from app.logging_setup import ExcInfo, current_log_file, log_dir, log_unhandled
@@ -166,7 +167,7 @@ class CrashDialog(QDialog):
         if self.repeats > 1:
             parts.append(f"It happened {self.repeats:,} times so far.")
         if self.others:
-            parts.append(f"{self.others:,} other error(s) since then are in the log.")
+            parts.append(f"{plural(self.others, 'other error')} since then {noun(self.others, 'is')} in the log.")
         self.counts.setText(" ".join(parts))
         self.counts.setVisible(bool(parts))
 

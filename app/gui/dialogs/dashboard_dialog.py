@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.glossary import SESSION, noun, plural
 from app.gui import style
 from app.gui.views import insight_format as fmt
 from app.gui.views.charts import BarChart, ChartBar, ChartData
@@ -75,7 +76,7 @@ def day_label(day: str) -> str:
 
 def sessions_chart(days: Sequence[DayTotal]) -> ChartData:
     bars = tuple(
-        ChartBar(day_label(d.day), (float(d.sessions),), f"{d.day} — {d.sessions:,} session(s) started", d.day) for d in days
+        ChartBar(day_label(d.day), (float(d.sessions),), f"{d.day} — {plural(d.sessions, SESSION)} started", d.day) for d in days
     )
     return ChartData("Sessions per day", ("Sessions",), bars, fmt.compact, empty_text="No sessions in this range")
 
@@ -98,7 +99,8 @@ def tools_chart(tools: Sequence[ToolTotal]) -> ChartData:
         ChartBar(
             t.name,
             (float(t.calls - min(t.errors, t.calls)), float(min(t.errors, t.calls))),
-            f"{t.name} — {t.calls:,} call(s) in {t.sessions:,} session(s), {t.errors:,} error(s) ({fmt.rate(t.errors, t.calls)})",
+            f"{t.name} — {plural(t.calls, 'call')} in {plural(t.sessions, SESSION)}, "
+            f"{plural(t.errors, 'error')} ({fmt.rate(t.errors, t.calls)})",
             t.name,
         )
         for t in tools
@@ -322,7 +324,7 @@ class DashboardDialog(QDialog):
         cost = fmt.cost_text(t.cost)
         statuses = ", ".join(f"{n:,} {style.STATUS_LABELS.get(s, s)}" for s, n in t.statuses if s != "ok")
         self.summary.setText(
-            f"<b>{t.sessions:,}</b> session(s) · <b>{fmt.compact(t.tokens.total)}</b> tokens "
+            f"<b>{t.sessions:,}</b> {noun(t.sessions, SESSION)} · <b>{fmt.compact(t.tokens.total)}</b> tokens "
             f"({fmt.tokens_breakdown(t.tokens)}) · {fmt.duration(t.active_ms)} active"
             + (f" · cost <b>{cost}</b>" + (f" ({fmt.cost_note(t.cost)})" if fmt.cost_note(t.cost) else "") if cost else "")
             + (f"<br>Not ok: {statuses}" if statuses else "")

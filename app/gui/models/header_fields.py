@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
+from app.glossary import CLOSER, LIVE_MEANING, OPEN_TURN_LIVE, plural
 from app.gui import style, theme
 from app.gui.models.one_call_per_cell import OneCallPerCell
 from app.gui.models.session_row import SessionRow
@@ -136,7 +137,7 @@ def header_rows(
     out.append(FieldRow("Diagnosis", "", section=True))
     status = style.STATUS_LABELS.get(row.status, row.status)
     if live and row.status == "open-turn":
-        status += " · live: a writer is active (not crashed)"
+        status = f"{OPEN_TURN_LIVE}: {LIVE_MEANING} (not crashed)"
     out.append(FieldRow("status", status, tone=row.status))
     out.append(FieldRow("reason", row.reason, tone=row.status if row.status not in ("ok", "pending") else None))
     if row.details is not None:
@@ -145,7 +146,7 @@ def header_rows(
                 FieldRow(
                     "events",
                     f"{row.details.event_count:,} stored"
-                    + (f" + {row.details.closers} synthetic closer(s) in memory" if row.details.closers else ""),
+                    + (f" + {plural(row.details.closers, CLOSER)} in memory" if row.details.closers else ""),
                 )
             )
         if row.details.title:

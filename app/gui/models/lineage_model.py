@@ -14,6 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
+from app.glossary import plural
 from app.gui import style
 from app.gui.models.columns import column_header, read_only_flags
 from app.insight import FORK, SUBAGENT, Lineage, LineageNode
@@ -70,7 +71,7 @@ def node_tooltip(node: LineageNode) -> str:
     if i.status:
         lines.append(f"status {style.STATUS_LABELS.get(i.status, i.status)}")
     if node.children:
-        lines.append(f"{len(node.children)} child session(s)")
+        lines.append(plural(len(node.children), "child session"))
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ from typing import Any, cast
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QModelRoleData, QModelRoleDataSpan, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
+from app.glossary import plural
 from app.gui import style, theme
 from app.gui.models.columns import column_header, read_only_flags
 from app.search import Hit, SearchResult, SessionHits
@@ -246,7 +247,7 @@ class SearchResultsModel(QAbstractItemModel):
 
     def _group_cells(self, g: SessionHits) -> list[dict[int, Any]]:
         shown = len(g.hits)
-        hits = f"{g.hit_count:,} hit{'s' if g.hit_count != 1 else ''}"
+        hits = plural(g.hit_count, "hit")
         muted = style.brush(style.MUTED)
         bad = style.STATUS_COLORS.get(g.status, style.STATUS_COLORS["corrupt"])[0]
         kind_color = style.brush(bad) if g.status not in _CLEAN else None
@@ -289,7 +290,7 @@ class SearchResultsModel(QAbstractItemModel):
                 lines.append(f"{style.STATUS_LABELS.get(g.status, g.status)} log: only its readable part is indexed")
                 if g.reason:
                     lines.append(g.reason)
-            lines.append(f"{g.hit_count:,} hit(s); Enter opens the session at its first hit")
+            lines.append(f"{plural(g.hit_count, 'hit')}; Enter opens the session at its first hit")
             return "\n".join(lines)
         h = item.value
         lines = [h.marked("«", "»"), f"{h.event_type} · {where_text(h)} · {kind_text(h)}"]

@@ -36,6 +36,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
 
+from app.glossary import CLOSER, OPEN_TURN_LIVE, noun, plural
 from app.gui import style
 from app.gui.models.session_row import Details, SessionRow
 from app.listing import ListObserver, SessionList
@@ -387,7 +388,7 @@ class SessionListModel(QAbstractTableModel):
         return self._dot
 
 
-LIVE_LABEL = "open turn · live"  # the Status cell of the open session while a writer is active (as its banner)
+LIVE_LABEL = OPEN_TURN_LIVE  # the Status cell of the open session while a writer is active (as its banner)
 
 
 # ---------------------------------------------------------------- cell values
@@ -450,7 +451,7 @@ def tooltip(r: SessionRow, col: int) -> str:
         if r.details is not None and r.details.error_class:
             text += f"\n({r.details.error_class})"
         if r.details is not None and r.details.closers:
-            text += f"\n{r.details.closers} synthetic closer(s) are shown in memory only"
+            text += f"\n{plural(r.details.closers, CLOSER)} {noun(r.details.closers, 'is')} shown in memory only"
         return text
     if col == Col.PROJECT:
         return f"cwd: {r.cwd or '(none)'}\nproject dir: {r.project}"

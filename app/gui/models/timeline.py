@@ -25,6 +25,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFont
 
+from app.glossary import OPEN_TURN_INFO
 from app.gui import style, theme
 from app.gui.models.columns import column_header, read_only_flags
 from app.gui.models.one_call_per_cell import OneCallPerCell
@@ -52,7 +53,7 @@ _FLAG_TIPS = {
     "synthetic": "synthetic crash closer added in memory by inspect(); it is NOT on disk",
     "repaired": "crash repair: the harness recorded no outcome for this call/turn",
     "interrupted": "the turn ended with reason 'interrupted' (only crash repair writes that)",
-    "open": "no end event: still running, or crashed",
+    "open": OPEN_TURN_INFO,
     "cancelled": "cancelled mid-stream",
     "human": "direct human prompt",
     "seed": "end of the constructor seed: events above were inherited",

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.glossary import plural
 from app.gui import style
 from app.gui.models.activity_model import COL_ACTION, COL_DETAIL, COL_OUTCOME, COL_SESSION, COL_TIME, ActivityModel
 
@@ -70,7 +71,7 @@ class ActivityPanel(QDockWidget):
 
     def _update_count(self, *_args: object) -> None:
         n = self.model.rowCount()
-        self.count.setText(self.empty_text if n == 0 else f"{n:,} result(s), newest first")
+        self.count.setText(self.empty_text if n == 0 else f"{plural(n, 'result')}, newest first")
 
 
 __all__ = ["DOCK_OBJECT_NAME", "ActivityPanel"]

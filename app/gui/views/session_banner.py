@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
+from app.glossary import CLOSER, LIVE_MEANING, OPEN_TURN_LIVE, noun, plural
 from app.gui import style, theme
 from app.gui.models.session_row import SessionRow
 from app.gui.models.session_snapshot import SessionSnapshot
@@ -40,7 +41,7 @@ STOPPED_EARLY = (
     "<b>Reading stopped</b> — only the newest turns of this log are shown and nothing was checked yet; F5 reads the whole log."
 )
 REMOVED = "<b>This session's log was removed from the root.</b>"
-LIVE_BADGE = "open turn · live"
+LIVE_BADGE = OPEN_TURN_LIVE
 LIVE_STATUS = "busy"  # the colours of a live turn's banner: in progress, not damaged (blue)
 
 
@@ -118,7 +119,7 @@ def diagnosis_banner(row: SessionRow, diagnosis: SessionDiagnosis | None) -> tup
         text += f" — {html.escape(reason)}"
     if d is not None and d.closers:
         text += (
-            f"<br>{len(d.closers)} synthetic closer(s) are shown in <i>italics</i> on a purple background: "
+            f"<br>{plural(len(d.closers), CLOSER)} {noun(len(d.closers), 'is')} shown in <i>italics</i> on a purple background: "
             "they exist in memory only; loading or resuming the session in the harness would write them."
         )
     if status in ("corrupt", "unsupported", "missing"):
@@ -133,7 +134,7 @@ def snapshot_banner(snap: SessionSnapshot, now: float | None = None) -> tuple[st
         age = snap.age(now)
         when = "" if age is None else f"last change {age:.0f} s ago; "
         text = (
-            f"<b>● live — a writer is active</b>{count}<br>The open turn is being written ({when}after "
+            f"<b>● {OPEN_TURN_LIVE} — {LIVE_MEANING}</b>{count}<br>The open turn is being written ({when}after "
             f"{snap.quiet_seconds:g} s without a change it is shown as idle: possibly crashed, or a long silent call)."
         )
         if snap.closers_shown:
@@ -157,7 +158,7 @@ def snapshot_banner(snap: SessionSnapshot, now: float | None = None) -> tuple[st
         text += f" — {html.escape(snap.reason)}"
     if snap.closers and snap.closers_shown:
         text += (
-            f"<br>{snap.closers} synthetic closer(s) are shown in <i>italics</i> on a purple background: "
+            f"<br>{plural(snap.closers, CLOSER)} {noun(snap.closers, 'is')} shown in <i>italics</i> on a purple background: "
             "they exist in memory only; loading or resuming the session in the harness would write them."
         )
     if snap.status in ("corrupt", "unreadable"):
@@ -177,7 +178,7 @@ def raw_summary(snap: SessionSnapshot) -> str:
     else:
         what = ""
     decoded = "" if r.decoded_size is None else f" · {style.format_size(r.decoded_size)} decoded"
-    torn = f" · {r.markers} marker line(s) for bytes that could not be decoded" if r.markers else ""
+    torn = f" · {plural(r.markers, 'marker line')} for bytes that could not be decoded" if r.markers else ""
     return f"{what} · {r.lines:,} lines{decoded}{torn}"
 
 

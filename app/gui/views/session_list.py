@@ -50,6 +50,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.glossary import SESSION, plural
 from app.gui import style
 from app.gui.models.session_row import SessionRow
 from app.gui.models.sessions import HEADERS, KEY_ROLE, LIVE_LABEL, Col, SessionListModel, project_label
@@ -523,7 +524,7 @@ class SessionListPane(QWidget):
         current = self.project.currentData()
         self.project.blockSignals(True)
         self.project.clear()
-        self.project.addItem(f"All projects ({self.model.total})", None)
+        self.project.addItem(f"All projects ({plural(self.model.total, SESSION)})", None)
 
         def label_of(project: str) -> str:
             return labels.get(project, project)

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.glossary import plural
 from app.gui.views import insight_format as fmt
 from app.gui.views.charts import BarChart, ChartBar, ChartData
 from app.insight import Cost, ModelStats, SessionStats, TurnStats
@@ -63,9 +64,9 @@ def duration_chart(stats: SessionStats) -> ChartData:
         state = "still open" if t.open else (t.reason or "ended")
         return (
             f"Turn {turn_label(t, i)} — {fmt.duration(t.duration_ms)} ({state})\n"
-            f"{t.steps} step(s) · {t.model_calls} model call(s) · {t.tool_calls} tool call(s)"
-            + (f" · {t.tool_errors} error(s)" if t.tool_errors else "")
-            + (f" · {t.retries} retr{'y' if t.retries == 1 else 'ies'}" if t.retries else "")
+            f"{plural(t.steps, 'step')} · {plural(t.model_calls, 'model call')} · {plural(t.tool_calls, 'tool call')}"
+            + (f" · {plural(t.tool_errors, 'error')}" if t.tool_errors else "")
+            + (f" · {plural(t.retries, 'retry')}" if t.retries else "")
             + "\nClick to select this turn in the timeline"
         )
 
@@ -236,7 +237,7 @@ class StatsPane(QWidget):
         a.set("Tool errors", fmt.count(s.tool_errors) + (f" ({fmt.rate(s.tool_errors, s.tool_calls)})" if s.tool_calls else ""))
         comp = fmt.count(s.compactions)
         extra = [f"{s.compactions_failed} failed"] if s.compactions_failed else []
-        extra += [f"{s.prunes} prune(s)"] if s.prunes else []
+        extra += [plural(s.prunes, "prune")] if s.prunes else []
         a.set("Compactions", comp + (f" ({', '.join(extra)})" if extra else ""))
         durations = [t.duration_ms for t in s.per_turn]
         t = self.times

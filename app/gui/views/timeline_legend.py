@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
 
+from app.glossary import OPEN_TURN_INFO
 from app.gui.models.timeline import TimelineModel
 from app.timeline import CANCELLED, ERROR, HUMAN, INTERRUPTED, OPEN, PRUNED, REPAIRED, SEED, SYNTHETIC, TimelineNode
 from app.timeline.damaged import DAMAGE
@@ -53,7 +54,7 @@ SAMPLES: tuple[tuple[str, str, str, str, frozenset[str]], ...] = (
         "interrupted (crash) · 1 step",
         frozenset({INTERRUPTED, REPAIRED}),
     ),
-    ("turn", "Turn 7", "amber: no end event yet: still running, or crashed", "not closed (running or crashed)", OPEN_FLAGS),
+    ("turn", "Turn 7", "amber: no end event yet: still running, or crashed", OPEN_TURN_INFO, OPEN_FLAGS),
     ("seed", "End of seed", "teal: the events above were inherited from the parent (fork / resume)", "", frozenset({SEED})),
     ("user", "User", "blue: a direct human prompt", "", frozenset({HUMAN})),
     ("step", "Step 2", "grey: cancelled mid-stream", "cancelled", frozenset({CANCELLED})),

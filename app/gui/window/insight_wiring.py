@@ -26,6 +26,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QMessageBox
 
 from app.activity import ActivityLog
+from app.glossary import SESSION, plural
 from app.gui.controllers.insight import Comparison, InsightController, SessionInsight
 from app.gui.controllers.session_export import SessionExport
 from app.gui.dialogs.compare_dialog import CompareDialog
@@ -316,7 +317,7 @@ class InsightFeatures(QObject):
             self.request_lineage()
         if report.computed:
             self.w.show_status(
-                f"Statistics: {report.computed:,} session(s) computed, {report.unchanged:,} unchanged "
+                f"Statistics: {plural(report.computed, SESSION)} computed, {report.unchanged:,} unchanged "
                 f"({report.seconds:.1f} s)" + (" — stopped" if report.cancelled else ""),
                 STATUS_MS,
             )

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QTabW
 
 from app.activity import ActivityLog
 from app.demo import ensure_demo_root
+from app.glossary import plural
 from app.gui import style
 from app.gui.controllers.diagnosis_pass import DiagnosisPass
 from app.gui.controllers.session_actions import SessionActions
@@ -376,7 +377,7 @@ class MainWindow(QMainWindow):
     def _offer_restore(self, found: list[Any]) -> None:
         """A backup holds records its log lacks (an interrupted repair by an older tool): offer to put it back."""
         sid, info = found[0]
-        more = f" ({len(found) - 1} more session(s) too)" if len(found) > 1 else ""
+        more = f" ({plural(len(found) - 1, 'more session')} too)" if len(found) > 1 else ""
         box = QMessageBox(
             QMessageBox.Icon.Warning,
             "A backup holds records the log lacks",
