@@ -537,6 +537,16 @@ def _write_entry(target: Path, chunks: Iterator[bytes]) -> tuple[str, int]:
     return sha.hexdigest(), size
 
 
+def _date_from_entry(target: Path, info: zipfile.ZipInfo) -> None:
+    """Give an extracted file its zip entry's date: the extraction is written now, but a fresh mtime would
+    read as a writer at work to anything judging liveness by recent writes (a crashed turn shown live)."""
+    try:
+        stamp = time.mktime((*info.date_time, 0, 0, -1))
+        os.utime(target, (stamp, stamp), follow_symlinks=False)
+    except (OverflowError, ValueError, OSError):  # a date the platform cannot hold: the file keeps "now"
+        pass
+
+
 def _read_json(path: Path, label: str, what: str) -> Any:
     if path.stat().st_size > MAX_JSON_BYTES:
         raise BundleUnsafeError(f"{label}: refused: {what} is larger than {MAX_JSON_BYTES} bytes", entry=what)
@@ -759,6 +769,7 @@ def _extract(
             if err.errno in (errno.ELOOP, errno.ENOTDIR, errno.EISDIR):
                 raise BundleUnsafeError(f"{label}: refused: entry {name!r} collides with another entry", entry=name) from None
             raise
+        _date_from_entry(target, info)
         extracted[name] = target
         if name in listed:
             expected, expected_bytes = listed[name]

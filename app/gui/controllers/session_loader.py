@@ -173,6 +173,9 @@ class SessionLoader(QObject):
         # The liveness guard's quiet period (the window passes its setting): "live" uses the same one.
         self.quiet_seconds: Callable[[], float] = lambda: DEFAULT_QUIET_SECONDS
         self._show_closers = False
+        # The open source is a received one (a bundle's private extraction, a lone transcript): nothing can
+        # be writing into it, so a recent mtime is never a writer at work (the window sets it per source).
+        self.received = False
 
     # ------------------------------------------------------------ the would-be closers of a live turn
 
@@ -524,7 +527,7 @@ class SessionLoader(QObject):
     async def _writer_active(self, cur: OpenSession, status: str) -> RecentlyWritten | None:
         """The guard's recent-write rule for an open turn (None for any other status: nothing is running)."""
         ref = self._artifact_ref(cur)
-        if status != "open-turn" or ref is None:
+        if status != "open-turn" or ref is None or self.received:
             return None
         quiet = self.quiet_seconds()
         return await in_thread(lambda: writer_active(ref, quiet_seconds=quiet))

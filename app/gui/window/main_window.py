@@ -306,6 +306,7 @@ class MainWindow(QMainWindow):
         if opener is None:
             self.sources.root_opened_directly()
         read_only = self.session_ops.read_only = self.sources.read_only
+        self.loader.received = read_only is not None  # never live: nothing writes into a received source
         self.banner.repair_button.setText("Repair a copy …" if read_only else "Repair …")
         self._want_session = session
         self.search.root_closing()
