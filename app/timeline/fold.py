@@ -24,6 +24,7 @@ from typing import Any
 
 from app.glossary import OPEN_TURN_INFO
 from app.records import Tokens
+from app.records.errors import error_line
 from app.records.fields import get_path, seq_of
 from app.records.summaries import compact_json, content_text, one_line, tool_arguments_summary
 from app.records.walk import walk
@@ -522,13 +523,16 @@ class _Fold:
         err = get_path(data, "error")
         code = get_path(err, "code")
         node = self._node("result", i, "Result", one_line(text) or "(empty)")
-        node.info = _result_info(node, first.get("isError") is True or err is not None, code, get_path(data, "meta"))
+        failed = first.get("isError") is True or err is not None
+        # What failed, in the output's own words ("AssertionError: …"), not only its code (issue 24).
+        why = error_line(text, err) if failed and code not in REPAIR_CODES else ""
+        node.info = _result_info(node, failed, code, get_path(data, "meta"), why)
         tool = self._find_tool(call_id)
         if tool is None:
             self._place(node)
             return
         tool.add(node)
-        tool.info = _tool_status(tool, node, code)
+        tool.info = _tool_status(tool, node, code, why)
 
     def _approval(self, i: int, rec: dict[str, Any]) -> None:
         data = rec.get("data")
@@ -655,12 +659,12 @@ def _step_summary(st: _Step) -> str:
     return " · ".join(bits)
 
 
-def _result_info(node: TimelineNode, failed: bool, code: Any, meta: Any) -> str:
+def _result_info(node: TimelineNode, failed: bool, code: Any, meta: Any, why: str = "") -> str:
     """The info text of a tool result; flags the node ``error`` / ``repaired``."""
     info: list[str] = []
     if failed:
         node.flag(ERROR)
-        info.append(f"error {code}" if code else "error")
+        info.append(_error_text(code, why))
     if code in REPAIR_CODES:
         node.flag(REPAIRED)
         info = [REPAIR_LABELS[code]]
@@ -674,11 +678,18 @@ def _result_info(node: TimelineNode, failed: bool, code: Any, meta: Any) -> str:
     return " · ".join(info)
 
 
-def _tool_status(tool: TimelineNode, result: TimelineNode, code: Any) -> str:
+def _error_text(code: Any, why: str) -> str:
+    """"error: AssertionError: assert None == [] · EXIT_NONZERO": the cause first (a narrow cell keeps it), then the code."""
+    if why:
+        return f"error: {why}" + (f" · {code}" if code and str(code) not in why else "")
+    return f"error {code}" if code else "error"
+
+
+def _tool_status(tool: TimelineNode, result: TimelineNode, code: Any, why: str = "") -> str:
     """A tool row's info once its result is in; the tool takes the result's error/repaired/synthetic flags."""
     status = "ok"
     if ERROR in result.flags:
-        status = "error" + (f" {code}" if code else "")
+        status = _error_text(code, why)
         tool.flag(ERROR)
     if REPAIRED in result.flags:
         status = REPAIR_LABELS.get(code, str(code))
