@@ -1,7 +1,7 @@
 """What the window remembers between runs (QSettings): geometry, splitters, last root, recent roots,
 the recent sources (File > Open Recent: roots, stores, transcripts, bundles, case folders; the path
-the user opened, never a bundle's extraction), and the action settings (liveness quiet time, resume
-template).
+the user opened, never a bundle's extraction), the action settings (liveness quiet time, resume
+template) and View > Theme.
 
 The defaults of the action settings are the actions' own (``app.actions``), so the window and the
 command line start from the same values.  May import PySide6 and ``app.actions``.
@@ -15,6 +15,7 @@ from PySide6.QtCore import QByteArray, QSettings
 
 from app.actions.liveness import DEFAULT_QUIET_SECONDS
 from app.actions.resume import DEFAULT_TEMPLATE
+from app.gui import theme as theme_module
 
 MAX_RECENT = 8
 MAX_RECENT_SOURCES = 10
@@ -100,4 +101,13 @@ class AppSettings:
 
     def set_resume_template(self, template: str) -> None:
         self.q.setValue("actions/resumeTemplate", template)
+        self.q.sync()
+
+    def theme(self) -> str:
+        """View > Theme: ``"system"`` (the default: follow the platform), ``"light"`` or ``"dark"``."""
+        v = self.q.value("view/theme")
+        return v if isinstance(v, str) and v in theme_module.CHOICES else theme_module.SYSTEM
+
+    def set_theme(self, name: str) -> None:
+        self.q.setValue("view/theme", name)
         self.q.sync()

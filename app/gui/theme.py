@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
+from PySide6.QtWidgets import QApplication, QStyleFactory
 
 LIGHT = "light"
 DARK = "dark"
@@ -182,7 +182,8 @@ class _Binding(QObject):
 
 
 _state: dict[str, str] = {"name": LIGHT, "choice": SYSTEM}
-_base_style: dict[str, str] = {}
+# The style and palette the application had before the first apply (the platform's own look).
+_original: dict[str, QPalette | str] = {}
 # Plain callbacks run before ``changed`` is emitted (style's derived tables), so every slot sees the new theme.
 _hooks: list[Callable[[str], None]] = []
 
@@ -240,15 +241,25 @@ def bind(widget: QObject, fn: Callable[[], None]) -> None:
     _Binding(widget, fn)
 
 
+def applied() -> bool:
+    """Whether a theme was applied in this process (the launch line's ``--theme`` wins over the setting)."""
+    return "style" in _original
+
+
 def system_scheme() -> str:
-    """The platform's colour scheme (``"dark"`` or ``"light"``); light when Qt cannot tell."""
+    """The platform's colour scheme (``"dark"`` or ``"light"``): Qt's answer (6.5+), else whether the
+    platform's own palette is dark; light when neither tells."""
     app = QGuiApplication.instance()
-    if isinstance(app, QGuiApplication):
-        hints = QGuiApplication.styleHints()
-        scheme_of = getattr(hints, "colorScheme", None)  # Qt 6.5+
-        if scheme_of is not None and scheme_of() == Qt.ColorScheme.Dark:
-            return DARK
-    return LIGHT
+    if not isinstance(app, QGuiApplication):
+        return LIGHT
+    scheme = QGuiApplication.styleHints().colorScheme()
+    if scheme == Qt.ColorScheme.Dark:
+        return DARK
+    if scheme == Qt.ColorScheme.Light:
+        return LIGHT
+    original = _original.get("palette")
+    palette = original if isinstance(original, QPalette) else QGuiApplication.palette()
+    return DARK if palette.color(QPalette.ColorRole.Window).lightness() < 128 else LIGHT
 
 
 def dark_palette() -> QPalette:
@@ -264,23 +275,28 @@ def apply(app: QApplication, name: str) -> str:
     """Apply ``name`` (``"system"``, ``"light"`` or ``"dark"``) to ``app``; returns the theme applied.
 
     Dark sets the Fusion style with the dark palette; light restores the style the application started
-    with and that style's own (light) palette.  "system" resolves now and on each scheme change.
+    with and its palette when that palette is light (else Fusion's light one).  "system" resolves now and
+    again on each change of the platform's scheme.
     """
     if name not in CHOICES:
         raise ValueError(f"unknown theme {name!r} (expected one of {', '.join(CHOICES)})")
-    _base_style.setdefault("style", app.style().name())
+    if "style" not in _original:  # the first apply: what the platform gave
+        _original["style"] = app.style().name()
+        _original["palette"] = QPalette(app.palette())
     _state["choice"] = name
     _follow_system(app)
     resolved = system_scheme() if name == SYSTEM else name
     _state["name"] = resolved
     if resolved == DARK:
-        fusion = QStyleFactory.create("Fusion")
-        app.setStyle(fusion)
+        app.setStyle(QStyleFactory.create("Fusion"))
         app.setPalette(dark_palette())
     else:
-        base = QStyleFactory.create(_base_style["style"]) or QStyleFactory.create("Fusion")
+        style_name = _original["style"]
+        base = QStyleFactory.create(style_name if isinstance(style_name, str) else "Fusion") or QStyleFactory.create("Fusion")
+        original = _original["palette"]
+        light_original = isinstance(original, QPalette) and original.color(QPalette.ColorRole.Window).lightness() >= 128
         app.setStyle(base)
-        app.setPalette(base.standardPalette())
+        app.setPalette(QPalette(original) if light_original and isinstance(original, QPalette) else base.standardPalette())
     for hook in _hooks:
         hook(resolved)
     for w in app.allWidgets():
@@ -292,18 +308,10 @@ def apply(app: QApplication, name: str) -> str:
 def _follow_system(app: QApplication) -> None:
     if _state.get("following") == "yes":
         return
-    hints = QGuiApplication.styleHints()
-    signal = getattr(hints, "colorSchemeChanged", None)  # Qt 6.5+
-    if signal is None:
-        return
     _state["following"] = "yes"
 
     def on_scheme(_scheme: object) -> None:
         if _state["choice"] == SYSTEM:
             apply(app, SYSTEM)
 
-    signal.connect(on_scheme)
-
-
-def is_widget_dark(widget: QWidget) -> bool:
-    return widget.palette().color(QPalette.ColorRole.Window).lightness() < 128
+    QGuiApplication.styleHints().colorSchemeChanged.connect(on_scheme)

@@ -49,7 +49,9 @@ def test_a_registered_feature_adds_its_tab_and_action(make_window: Any, monkeypa
     monkeypatch.setattr(features_module, "FEATURES", (*features_module.FEATURES, ("notes", NotesFeature)))
     w = make_window()
     notes = w.features.get("notes", NotesFeature)
-    assert w.features.names() == ("search", "insight", "compare", "keyboard", "notes")
+    # Every registered feature, in the registry's order, then the plugged-in one.
+    assert w.features.names() == (*(name for name, _make in features_module.FEATURES[:-1]), "notes")
+    assert {"search", "insight", "compare", "keyboard", "theme"} <= set(w.features.names())
     assert w.content_tabs.keys() == ("header", "timeline", "raw", "stats", "notes")
     assert notes.action in w.actions() and notes.action in notes.ctx.menus.menu("View").actions()
     notes.action.trigger()

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 from guikit import WAIT_MS, wait_listed, wait_opened
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor, QPalette
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSettings, Qt
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from app.gui import style, theme
+from app.gui.settings import AppSettings
 from app.gui.views.timeline_legend import LegendModel
 
 pytestmark = pytest.mark.timeout(180)
@@ -22,9 +23,10 @@ MIN_TEXT_CONTRAST = 4.5  # WCAG 2.1 SC 1.4.3, normal text
 
 @pytest.fixture
 def light_again(qapp: Any) -> Iterator[None]:
-    """Whatever a test applies, the next test starts in the light theme."""
+    """Whatever a test applies, the next test starts as a fresh window would: following the (light) system."""
     yield
-    theme.apply(qapp, theme.LIGHT)
+    theme.apply(qapp, theme.SYSTEM)
+    assert theme.current() == theme.LIGHT
 
 
 def _colour(value: Any) -> QColor | None:
@@ -102,3 +104,51 @@ def test_every_pair_the_models_paint_reads_at_4_5_to_1(
     weak += weak_pairs("search", w.search.model, palette)
     weak += weak_pairs("activity", w.keyboard.activity_model, palette)
     assert not weak, f"{len(weak)} pairs under {MIN_TEXT_CONTRAST}:1 in the {name} theme:\n" + "\n".join(sorted(set(weak))[:60])
+
+
+def _theme_menu(w: Any) -> Any:
+    view = w.menus.menu("View")
+    assert view is not None
+    menus = [a.menu() for a in view.actions() if a.menu() is not None and a.text().replace("&", "") == "Theme"]
+    assert len(menus) == 1, "View > Theme"
+    return menus[0]
+
+
+def test_view_theme_switches_the_palette_and_is_remembered(qtbot: Any, qapp: Any, make_window: Any, light_again: None) -> None:
+    w = make_window(None)
+    entries = {a.text().replace("&", ""): a for a in _theme_menu(w).actions()}
+    assert set(entries) == {"System", "Light", "Dark"}
+    assert entries["System"].isChecked()  # the default follows the system
+    entries["Dark"].trigger()
+    assert theme.current() == theme.DARK and theme.choice() == theme.DARK
+    assert style.is_dark(QApplication.palette())
+    qtbot.waitUntil(lambda: w.timeline_pane.palette().color(QPalette.ColorRole.Base).lightness() < 128, timeout=WAIT_MS)
+    assert w.settings.theme() == theme.DARK
+    assert AppSettings(QSettings(w.settings.q.fileName(), QSettings.Format.IniFormat)).theme() == theme.DARK
+    assert entries["Dark"].isChecked() and not entries["System"].isChecked()
+    entries["Light"].trigger()
+    assert theme.current() == theme.LIGHT and not style.is_dark(QApplication.palette())
+    assert w.settings.theme() == theme.LIGHT
+
+
+def test_system_follows_the_platform_scheme(qtbot: Any, qapp: Any, make_window: Any, light_again: None, monkeypatch: Any) -> None:
+    w = make_window(None)
+    entries = {a.text().replace("&", ""): a for a in _theme_menu(w).actions()}
+    monkeypatch.setattr(theme, "system_scheme", lambda: theme.DARK)
+    entries["System"].trigger()
+    assert theme.choice() == theme.SYSTEM and theme.current() == theme.DARK
+    assert style.STATUS_COLORS["corrupt"][0] == theme.hex_of("status.corrupt", theme.DARK)
+    monkeypatch.setattr(theme, "system_scheme", lambda: theme.LIGHT)
+    QGuiApplication.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Light)  # the platform switched back
+    assert theme.current() == theme.LIGHT
+    assert w.settings.theme() == theme.SYSTEM
+
+
+def test_a_saved_theme_is_applied_when_the_launch_line_chose_none(
+    qtbot: Any, qapp: Any, make_window: Any, light_again: None, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(theme, "applied", lambda: False)  # a fresh process: no --theme on the launch line
+    monkeypatch.setattr(AppSettings, "theme", lambda self: theme.DARK)
+    w = make_window(None)
+    assert theme.current() == theme.DARK
+    assert {a.text().replace("&", ""): a for a in _theme_menu(w).actions()}["Dark"].isChecked()

@@ -28,6 +28,7 @@ from app.gui.models.session_row import SessionRow
 from app.gui.models.sessions import SessionListModel
 from app.gui.models.timeline import TimelineModel
 from app.gui.runtime.jobs import Jobs
+from app.gui.settings import AppSettings
 from app.gui.views.header_pane import HeaderPane
 from app.gui.views.progress_panel import ProgressPanel
 from app.gui.views.raw_pane import RawPane
@@ -105,6 +106,10 @@ class WindowContext(Protocol):
         ...
 
     def open_root(self, root: str) -> object: ...
+
+    # What the window remembers between runs (a feature's own choices: View > Theme).
+    @property
+    def settings(self) -> AppSettings: ...
 
 
 __all__ = ["BASE_TABS", "HEADER", "RAW", "TIMELINE", "ContentTabs", "WindowContext"]

@@ -19,6 +19,7 @@ from app.gui.window.context import WindowContext
 from app.gui.window.insight_wiring import InsightFeatures
 from app.gui.window.keyboard_wiring import KeyboardFeatures
 from app.gui.window.search_wiring import SearchFeatures
+from app.gui.window.theme_wiring import ThemeFeature
 
 F = TypeVar("F")
 
@@ -28,6 +29,7 @@ FEATURES: tuple[tuple[str, Callable[[WindowContext], object]], ...] = (
     ("search", SearchFeatures),  # Search tab, find bar, going to events, the index (issue 13)
     ("insight", InsightFeatures),  # Stats tab, dashboard, lineage, export, model prices (issue 14)
     ("compare", CompareFeature),  # Session > Compare with …: any two sessions aligned by prompt (issue 23)
+    ("theme", ThemeFeature),  # View > Theme: System, Light or Dark, remembered (issue 24)
     ("keyboard", KeyboardFeatures),  # palette, shortcuts, focus ring, Activity, legend, reset demo (issue 16)
 )
 
