@@ -37,6 +37,12 @@ class CacheDamaged(Exception):
 DAMAGE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.DatabaseError, UnicodeError, CacheDamaged)
 
 
+# What any call on a cache file may raise, busy or damaged: SQLite's own errors stay behind this module
+# (a controller catches ``CACHE_ERRORS``; ``app.gui``, ``app.export`` and ``app.actions`` never import
+# ``sqlite3``, and the engine's stores raise only ``SessionPersistenceError``).
+CACHE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.Error,)
+
+
 def is_busy(err: BaseException) -> bool:
     """Whether ``err`` says another connection holds the file (wait and retry), not that it is damaged."""
     text = str(err).lower()

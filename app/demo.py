@@ -22,7 +22,7 @@ import tempfile
 from typing import Any
 
 from app.paths import DEMO_DIR_NAME, demo_root_path
-from persistence import EventType, JsonlSessionPersistence, compress_frame, decode_frame, js_dumps, scan_frames
+from persistence import EventType, JsonlSessionPersistence, testing
 
 BASE_TIME = 1767600000000  # 2026-01-05, local midnight-ish; every demo time is derived from it
 
@@ -614,34 +614,13 @@ def _artifact(root: str, sid: str) -> str:
 
 
 def _damage(root: str, special: dict[str, str]) -> None:
-    # Torn tail: the last frame (one flush) cut in half, as a crash mid-write leaves it.
-    path = _artifact(root, special["torn"])
-    data = open(path, "rb").read()
-    ranges, _ = scan_frames(data)
-    start, end = ranges[-1]
-    with open(path, "r+b") as f:
-        f.truncate(start + (end - start) // 2)
-    # Corrupt: one byte flipped inside a middle frame, so its checksum fails.
-    path = _artifact(root, special["corrupt"])
-    damaged = bytearray(open(path, "rb").read())
-    ranges, _ = scan_frames(bytes(damaged))
-    s, e = ranges[len(ranges) // 2]
-    damaged[(s + e) // 2] ^= 0x5A
-    open(path, "wb").write(bytes(damaged))
-    # Unreadable header: the engine's list() skips such a log silently; the app must still show it.
-    path = _artifact(root, special["bad-header"])
-    data = open(path, "rb").read()
-    ranges, _ = scan_frames(data)
-    header_end = ranges[0][1]
-    open(path, "wb").write(compress_frame(b'{"type":"session","version":0,"id":\n') + data[header_end:])
-    # Newer format version: header frame re-encoded with version 1 (like the upstream future-version fixture).
-    path = _artifact(root, special["newer"])
-    data = open(path, "rb").read()
-    ranges, _ = scan_frames(data)
-    plain = decode_frame(data, *ranges[0])
-    header = json.loads(plain)
-    header["version"] = 1
-    open(path, "wb").write(compress_frame(js_dumps(header) + b"\n") + data[ranges[0][1] :])
+    """The damage the demo shows, made by the engine's ``persistence.testing`` (never frames by hand)."""
+    testing.tear_tail(_artifact(root, special["torn"]))  # a crash mid-write: the last flush cut in half
+    testing.corrupt_middle(_artifact(root, special["corrupt"]))  # a flipped byte: a middle frame's checksum fails
+    # An unreadable header: the engine's list() skips such a log silently; the app must still show it.
+    testing.break_header(_artifact(root, special["bad-header"]))
+    # A newer format version, like the upstream future-version fixture.
+    testing.rewrite_header(_artifact(root, special["newer"]), version=1)
 
 
 def _touch_like_activity(root: str) -> None:
@@ -651,11 +630,7 @@ def _touch_like_activity(root: str) -> None:
         for sdir in os.listdir(pdir):
             path = os.path.join(pdir, sdir, "session.jsonl.zstd")
             try:
-                plain = b""
-                data = open(path, "rb").read()
-                ranges, _ = scan_frames(data)
-                plain = decode_frame(data, *ranges[-1])
-                last = json.loads(plain.rstrip(b"\n").rsplit(b"\n", 1)[-1])
+                last = testing.last_record(path) or {}
                 ms = last.get("time") or last.get("time0")
             except Exception:
                 continue

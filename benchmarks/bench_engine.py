@@ -46,14 +46,8 @@ sys.path.insert(0, HERE)
 import floors  # noqa: E402
 from synthetic import batches, session_events  # noqa: E402
 
-from persistence import (  # noqa: E402
-    CoordinatedPersistence,
-    JsonlSessionPersistence,
-    SessionHeader,
-    compress_frame,
-    js_dumps,
-    scan_frames,
-)
+from persistence import CoordinatedPersistence, JsonlSessionPersistence, SessionHeader, js_dumps  # noqa: E402
+from persistence.jsonl.frames import compress_frame, scan_frames  # noqa: E402
 from persistence.sqlite.backend import SqliteSessionPersistence  # noqa: E402
 
 BACKENDS: Final = ("jsonl-zstd", "jsonl-none", "sqlite")

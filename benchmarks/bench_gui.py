@@ -46,14 +46,8 @@ from bench_engine import peak_rss_mb  # noqa: E402
 from common import write_big_once  # noqa: E402
 from synthetic import session_events  # noqa: E402
 
-from persistence import (  # noqa: E402
-    CoordinatedPersistence,
-    JsonlSessionPersistence,
-    SessionHeader,
-    compress_frame,
-    js_dumps,
-    scan_frames,
-)
+from persistence import CoordinatedPersistence, JsonlSessionPersistence, SessionHeader, js_dumps  # noqa: E402
+from persistence.jsonl.frames import compress_frame, scan_frames  # noqa: E402
 from persistence.sqlite.backend import SqliteSessionPersistence  # noqa: E402
 
 BIG_ID: Final = "bench-big"

@@ -41,16 +41,9 @@ import zstandard  # noqa: E402
 from common import write_big_once  # noqa: E402
 
 from app.search import Indexer, Searcher, SearchFilters  # noqa: E402
-from persistence import (  # noqa: E402
-    CoordinatedPersistence,
-    JsonlSessionPersistence,
-    SessionHeader,
-    compress_frame,
-    js_dumps,
-    list_jsonl_session_dir,
-    open_store,
-    render_rows,
-)
+from persistence import CoordinatedPersistence, JsonlSessionPersistence, SessionHeader, js_dumps, open_store, render_rows  # noqa: E402
+from persistence.jsonl.entries import list_jsonl_session_dir  # noqa: E402
+from persistence.jsonl.frames import compress_frame  # noqa: E402
 from persistence.jsonl.writer import event_lines  # noqa: E402  (the engine's own line encoder: packed rows)
 
 DEFAULT_SESSIONS: Final = 10_000

@@ -17,22 +17,39 @@ so).  What is exported, by concern:
   header, stored events, synthetic closers, torn facts and revision), ``SessionDiagnosis``,
   ``ArtifactInfo``/``RawBytes`` (``artifact``, ``read_raw_bytes``), ``ListedEntry``
   (``list_entries``), ``ReadablePrefix``/``PrefixStop`` (``readable_prefix``: a refused session's
-  header as written and its events before the first damage, on every backend) and the module-level JSONL listing functions for
-  worker processes;
+  header as written and its events before the first damage, on every backend); the same listing
+  in parts for worker processes (``listing_parts``, ``list_part``: paths in, ``ListedEntry`` rows out);
 - lenient decoding of raw artifacts (``persistence.raw_decode``): ``iter_raw``, ``decode_raw``,
   ``render_rows`` and their values;
-- JS-compatible JSON text (``js_dumps``, ``js_dumps_str``, ``js_number``, ``is_number``), the
-  path codec (``encode_segment``/``decode_segment``), zstd frames for building test and demo logs
-  (``compress_frame``, ``scan_frames``, ``decode_frame``), crash closers
-  (``interrupted_turn_closers``) and the error helpers ``upstream_class_of``/``not_found``;
+- JS-compatible JSON text (``js_dumps``, ``js_dumps_str``, ``js_number``, ``is_number``),
+  ``decode_segment`` (a JSONL folder name back to its id), a transcript's stored bytes and its
+  plaintext in both directions (``complete_plaintext``, ``stored_bytes``: no frame codec leaves the
+  engine), crash closers (``interrupted_turn_closers``) and the error helpers
+  ``upstream_class_of``/``not_found``;
+- storage facts a caller would otherwise guess: ``containing_folder`` (what a file manager opens for a
+  session), ``store_files``/``writer_files`` (an artifact with SQLite's -wal/-shm/-journal
+  companions), ``newest_change`` and ``CoordinatedPersistence.schema_version()``; SQLite's own errors
+  never leave the engine (each is a ``SessionPersistenceError``);
 - content sniffing of received files: ``transcript_compression`` (a lone transcript, by its first
   bytes whatever its name) and ``is_sqlite_file``;
 - the repair guard's probes of other writers: ``jsonl_writer_holds`` (a live SessionScope session
-  holds this transcript) and ``writer_lock_held`` (a SQLite write transaction is open).
+  holds this transcript) and ``writer_lock_held`` (a SQLite write transaction is open);
+- ``persistence.testing`` (a public module, not imported here): damaged logs made to order (torn
+  tails, corrupt frames, bad headers) for tests and the demo.
+
+Format internals (frame codecs, the JSONL walkers, the storage hooks) stay in the submodules; tests of
+those internals import them from there.
 """
 
-from persistence.artifact import ArtifactInfo, RawBytes, copy_artifact_to, newest_change
-from persistence.backend import CancelToken, CutFacts, StorageBackend
+from persistence.artifact import (
+    ArtifactInfo,
+    RawBytes,
+    containing_folder,
+    copy_artifact_to,
+    newest_change,
+    store_files,
+    writer_files,
+)
 from persistence.coordinator import CoordinatedPersistence, SessionPreparation
 from persistence.diagnosis import READABLE_STATUSES, SessionDiagnosis, SessionView, TornFacts
 from persistence.errors import (
@@ -53,23 +70,9 @@ from persistence.errors import (
     upstream_class_of,
 )
 from persistence.jsonl.backend import JsonlSessionPersistence
-from persistence.jsonl.entries import (
-    LISTING_HEADER_LIMIT_BYTES,
-    HeaderCache,
-    ListingCancelled,
-    header_listing_problem,
-    jsonl_project_dirs,
-    list_jsonl_project,
-    list_jsonl_root,
-    list_jsonl_root_links,
-    list_jsonl_session_dir,
-    read_header_line,
-    read_header_outcome,
-)
-from persistence.jsonl.files import read_first_line, revision_of
-from persistence.jsonl.frames import compress_frame, decode_frame, scan_frames
+from persistence.jsonl.entries import HeaderCache, header_listing_problem, read_header_line, read_header_outcome
 from persistence.jsonl.locks import writer_holds as jsonl_writer_holds
-from persistence.jsonl.paths import decode_segment, encode_segment
+from persistence.jsonl.paths import decode_segment
 from persistence.listing import ListedEntry
 from persistence.lost import LostRecord
 from persistence.model.catalog import EventRecord, EventType, TokenUsage
@@ -80,6 +83,7 @@ from persistence.model.jsontext import is_number, js_dumps, js_dumps_str, js_num
 from persistence.model.packed_run import PackedRun
 from persistence.model.repair import interrupted_turn_closers
 from persistence.open import open_store
+from persistence.parts import list_part, listing_parts
 from persistence.raw_decode import (
     LazyRows,
     RawChunk,
@@ -92,12 +96,13 @@ from persistence.raw_decode import (
     render_rows,
 )
 from persistence.readable_prefix import PrefixStop, ReadablePrefix
-from persistence.service import AbortSignal, SessionPersistence
+from persistence.service import AbortSignal
 from persistence.session import Session
 from persistence.sniff import is_sqlite_file, transcript_compression
 from persistence.sqlite.constants import SCHEMA_VERSION as SQLITE_SCHEMA_VERSION
 from persistence.sqlite.facts import writer_lock_held
 from persistence.store import SessionForkError, SessionStore
+from persistence.stored_text import complete_plaintext, stored_bytes
 from persistence.values import (
     ReadFromResult,
     SessionInspection,
@@ -105,18 +110,14 @@ from persistence.values import (
     SessionPersistenceSnapshot,
     SessionRawArtifact,
 )
-from persistence.write_behind import SessionWriteBehind
 
 __all__ = [
-    "LISTING_HEADER_LIMIT_BYTES",
     "READABLE_STATUSES",
     "SESSION_FORMAT_VERSION",
     "SQLITE_SCHEMA_VERSION",
     "AbortSignal",
     "ArtifactInfo",
-    "CancelToken",
     "CoordinatedPersistence",
-    "CutFacts",
     "EventLog",
     "EventRecord",
     "EventTable",
@@ -126,7 +127,6 @@ __all__ = [
     "LazyRows",
     "ListedEntry",
     "LostRecord",
-    "ListingCancelled",
     "PackedRun",
     "PrefixStop",
     "RawBytes",
@@ -150,7 +150,6 @@ __all__ = [
     "SessionLayoutError",
     "SessionLocation",
     "SessionNotFoundError",
-    "SessionPersistence",
     "SessionPersistenceCorruptionError",
     "SessionPersistenceError",
     "SessionPersistenceSnapshot",
@@ -163,16 +162,13 @@ __all__ = [
     "SessionUnreadableError",
     "SessionValidationError",
     "SessionView",
-    "SessionWriteBehind",
-    "StorageBackend",
     "TokenUsage",
     "TornFacts",
-    "compress_frame",
+    "complete_plaintext",
+    "containing_folder",
     "copy_artifact_to",
-    "decode_frame",
     "decode_raw",
     "decode_segment",
-    "encode_segment",
     "header_listing_problem",
     "interrupted_turn_closers",
     "is_number",
@@ -181,22 +177,19 @@ __all__ = [
     "js_dumps",
     "js_dumps_str",
     "js_number",
-    "jsonl_project_dirs",
     "jsonl_writer_holds",
-    "list_jsonl_project",
-    "list_jsonl_root",
-    "list_jsonl_root_links",
-    "list_jsonl_session_dir",
+    "list_part",
+    "listing_parts",
     "newest_change",
     "not_found",
     "open_store",
-    "read_first_line",
     "read_header_line",
     "read_header_outcome",
     "render_rows",
-    "revision_of",
-    "scan_frames",
+    "store_files",
+    "stored_bytes",
     "transcript_compression",
     "upstream_class_of",
+    "writer_files",
     "writer_lock_held",
 ]

@@ -17,6 +17,35 @@ JSONL = "jsonl"
 SQLITE = "sqlite"
 # SQLite keeps uncommitted and not yet checkpointed changes beside the database in these files.
 SQLITE_SIDE_SUFFIXES = ("-wal", "-journal")
+# Every file SQLite keeps beside the database: the two above and the shared-memory index of the -wal,
+# which every connection maps (a viewer's too), so it says nothing about writers.
+SQLITE_COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+def store_files(kind: str, path: str) -> tuple[str, ...]:
+    """Every file that is part of an artifact, present or not: ``path`` and, for a SQLite store, the
+    companions SQLite keeps beside it (``-wal``, ``-shm``, ``-journal``).  Writing any of them is
+    writing the store (an export must never land on one)."""
+    if kind == SQLITE:
+        return (path, *(path + suffix for suffix in SQLITE_COMPANION_SUFFIXES))
+    return (path,)
+
+
+def writer_files(kind: str, path: str) -> tuple[str, ...]:
+    """The files a writer of an artifact holds open, present or not: ``path`` and, for SQLite, its
+    ``-wal`` and ``-journal`` (not the ``-shm``, which every reader maps as well)."""
+    if kind == SQLITE:
+        return (path, *(path + suffix for suffix in SQLITE_SIDE_SUFFIXES))
+    return (path,)
+
+
+def containing_folder(artifact_path: str | None, store_folder: str | None) -> str | None:
+    """The folder to show for a session in a file manager: the one holding its own artifact (a JSONL
+    transcript's session folder), or ``store_folder`` for a session with no file of its own (rows of a
+    SQLite store: the database's folder)."""
+    if artifact_path:
+        return os.path.dirname(artifact_path)
+    return store_folder
 
 
 @dataclass(frozen=True, slots=True)

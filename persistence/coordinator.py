@@ -323,6 +323,12 @@ class CoordinatedPersistence(CoordinatorCore, SessionPersistence):
         """
         return await self._run(self._backend.integrity_check, signal)
 
+    async def schema_version(self, signal: AbortSignal | None = None) -> int | None:
+        """The store's own schema version as found on disk now: SQLite's ``user_version`` (read on a
+        private read-only connection); None for JSONL, whose transcripts carry only their header's
+        ``version``, and when it cannot be read."""
+        return None
+
     @asynccontextmanager
     async def read_only_twin(self) -> AsyncIterator[CoordinatedPersistence]:
         """The store a write-nothing action (preview, dry run, verify) reads through; closed afterwards.

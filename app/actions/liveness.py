@@ -71,7 +71,7 @@ from typing import Any, ClassVar
 import psutil
 
 from app.actions.artifacts import ArtifactRef
-from persistence import EventType, jsonl_writer_holds, newest_change, writer_lock_held
+from persistence import EventType, jsonl_writer_holds, newest_change, writer_files, writer_lock_held
 
 DEFAULT_QUIET_SECONDS = 10.0
 # A tool call or a model request older than this is taken as abandoned (a crashed harness), not as
@@ -475,10 +475,7 @@ def _own_processes() -> set[int]:
 
 def _artifact_files(ref: ArtifactRef) -> list[str]:
     """The files a writer of this artifact keeps open (that exist)."""
-    paths = [ref.path]
-    if ref.kind == "sqlite":
-        paths += [ref.path + "-wal", ref.path + "-journal"]
-    return [p for p in paths if os.path.exists(p)]
+    return [p for p in writer_files(ref.kind, ref.path) if os.path.exists(p)]
 
 
 def _recently_written(

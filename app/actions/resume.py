@@ -182,8 +182,7 @@ def _command_of(template: str, session_id: str, cwd: str | None, root: str) -> t
 
 def store_root(store: CoordinatedPersistence) -> str:
     """The root folder or database file the store was opened on (the ``{root}`` placeholder)."""
-    root = getattr(store.backend, "root", None) or getattr(store.backend, "path", "")
-    return str(root)
+    return store.root_path
 
 
 async def plan_resume(

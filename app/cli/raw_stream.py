@@ -34,10 +34,9 @@ from persistence import (
     CoordinatedPersistence,
     SessionHeader,
     SessionRawArtifact,
-    decode_frame,
+    complete_plaintext,
     read_header_line,
     read_header_outcome,
-    scan_frames,
 )
 
 # Bytes per write (cut at a newline): large enough that checks and writes are a few C calls per
@@ -77,14 +76,9 @@ async def _plain_if_plainly_fine(store: CoordinatedPersistence, session_id: str)
     raw = await store.read_raw_bytes(session_id)
     if raw is None:
         return None
-    if raw.compression == "zstd":
-        view = memoryview(raw.data)
-        ranges, _torn = scan_frames(view)  # a torn final frame is left out, as read_raw does
-        if not ranges:
-            return None
-        pieces = tuple(decode_frame(view, s, e) for s, e in ranges)
-    else:
-        pieces = (raw.data,)
+    pieces = complete_plaintext(raw)  # a torn final frame is left out, as read_raw does
+    if not pieces:
+        return None
     first = _first_line(pieces)
     meta, problem, _status, _detail = read_header_outcome(raw.path, raw.compression)
     if problem is not None or meta is None or meta.get("id") != session_id:

@@ -31,8 +31,6 @@ import hashlib
 import json
 import os
 import platform
-import sqlite3
-import urllib.request
 import zipfile
 from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
@@ -78,21 +76,6 @@ class _Hashing:
         self.sha.update(data)
         self.size += len(data)
         return len(data)
-
-
-def sqlite_schema_version(path: str) -> int | None:
-    """``PRAGMA user_version`` of a SQLite store file, read through a read-only connection (None when
-    it cannot be read that way, e.g. a WAL database whose folder refuses the shared-memory file)."""
-    try:
-        conn = sqlite3.connect(f"file:{urllib.request.pathname2url(os.path.abspath(path))}?mode=ro", uri=True)
-    except sqlite3.Error:
-        return None
-    try:
-        return int(conn.execute("PRAGMA user_version").fetchone()[0])
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
 
 
 def _jsonable(value: Any) -> Any:
@@ -194,7 +177,7 @@ async def write_bundle(
             "headerVersion": header.get("version") if isinstance(header, dict) else None,
             "backend": store.kind,
             "compression": store.compression,
-            "sqliteSchemaVersion": sqlite_schema_version(store.root_path) if store.kind == "sqlite" else None,
+            "sqliteSchemaVersion": await store.schema_version(),  # None for JSONL
             "exportedAt": datetime.now(tz=UTC).isoformat(timespec="seconds"),
             "python": platform.python_version(),
             "platform": platform.platform(terse=True),
@@ -206,4 +189,4 @@ async def write_bundle(
     return len(view.stored)
 
 
-__all__ = ["README", "VERDICTS", "sqlite_schema_version", "verify_json", "write_bundle"]
+__all__ = ["README", "VERDICTS", "verify_json", "write_bundle"]

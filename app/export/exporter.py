@@ -37,7 +37,7 @@ from app.export.transcript import transcript
 from app.insight.stats import fold_stats
 from app.redact import RedactionReport, Redactor
 from app.search.location import inside_root
-from persistence import CoordinatedPersistence, SessionArgumentError
+from persistence import CoordinatedPersistence, SessionArgumentError, store_files
 
 FORMATS = ("md", "html", "jsonl", "bundle")
 EXTENSIONS = {"md": ".md", "html": ".html", "jsonl": ".jsonl", "bundle": ".zip"}
@@ -98,10 +98,8 @@ def check_target(store: CoordinatedPersistence, out_path: str, *, force: bool = 
         raise _refusal(out_path, target, what)
     if store.kind == "jsonl" and inside_root(target, store.root_path, store.kind):
         raise ExportTargetError(f"cannot export to {out_path}: it is inside the session root {store.root_path}")
-    if store.kind == "sqlite":
-        real, db = os.path.realpath(target), os.path.realpath(store.root_path)
-        if real == db or (real.startswith(db) and real[len(db) :] in ("-wal", "-shm", "-journal")):
-            raise ExportTargetError(f"cannot export to {out_path}: it is the session store itself")
+    if store.kind != "jsonl" and os.path.realpath(target) in store_files(store.kind, os.path.realpath(store.root_path)):
+        raise ExportTargetError(f"cannot export to {out_path}: it is the session store itself")
     if not force and os.path.lexists(target):
         raise ExportTargetError(f"cannot export to {out_path}: the file exists (pass --force to replace it)")
     return target

@@ -2,8 +2,8 @@
 
 The engine's ``list()`` raises on a foreign layout and skips a log whose header line is unreadable,
 unrepresentable or behind a symlink, but a viewer must show every log it finds.  The engine's one
-lenient walk does that (``persistence.list_jsonl_project`` and friends: one ``ListedEntry`` per
-transcript or bad entry, in list order); this module only words each entry as a row of the window's
+lenient walk does that (``persistence.listing_parts``/``list_part``: one ``ListedEntry`` per
+transcript or bad entry, in list order, a part at a time); this module only words each entry as a row of the window's
 list: ``<root>/<project dir>/<session dir>/session.jsonl[.zstd]`` and stray flat files
 (``<project>/<id>.jsonl``, which make the engine refuse the whole root) alike.  Every entry the walk
 cannot use (an unreadable folder, a symlink, a header with a number outside JSON's range) is one
@@ -24,14 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from persistence import (
-    HeaderCache,
-    ListedEntry,
-    jsonl_project_dirs,
-    list_jsonl_project,
-    list_jsonl_root_links,
-    list_jsonl_session_dir,
-)
+from persistence import HeaderCache, ListedEntry, list_part, listing_parts
 
 UNREADABLE = "unreadable"  # row status (and ``ListedEntry.kind``) of an entry the OS refuses to read
 _SESSION = "session"  # ``ListedEntry.kind`` of a good session row
@@ -106,24 +99,25 @@ def _rows(entries: Iterable[ListedEntry]) -> Iterator[FoundArtifact]:
 def artifacts_in_session_dir(session_dir: str, project: str, header_cache: HeaderCache | None = None) -> list[FoundArtifact]:
     """The rows of one session folder (a link or an unreadable folder is one bad row)."""
     del project  # the folder's own parent names it (kept for callers that pass it)
-    return list(_rows(list_jsonl_session_dir(session_dir, header_cache=header_cache)))
+    root = os.path.dirname(os.path.dirname(session_dir))
+    return list(_rows(list_part(root, session_dir, header_cache=header_cache)))
 
 
 def artifacts_in_project_dir(
     project_dir: str, header_cache: HeaderCache | None = None, cancelled: Callable[[], bool] | None = None
 ) -> Iterator[FoundArtifact]:
     """The rows of one project folder: its flat files first, then its session folders and links."""
-    return _rows(list_jsonl_project(project_dir, header_cache=header_cache, cancelled=cancelled))
+    return _rows(list_part(os.path.dirname(project_dir), project_dir, header_cache=header_cache, cancelled=cancelled))
 
 
 def project_dirs(root: str) -> list[str]:
     """The root's real project folders (a root that cannot be listed raises: that is a bad root)."""
-    return jsonl_project_dirs(root)
+    return listing_parts(root)[:-1]  # the last part is the root's own rows (``root_problem_rows``)
 
 
 def root_problem_rows(root: str) -> list[FoundArtifact]:
     """Rows for project-level links out of the root (the per-project walks cannot see them)."""
-    return list(_rows(list_jsonl_root_links(root)))
+    return list(_rows(list_part(root, root)))
 
 
 def scan_root(

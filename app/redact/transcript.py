@@ -4,7 +4,7 @@ JSONL artifacts are redacted line by line and keep their shape: the same lines i
 frames (or plain lines), so the redacted transcript reads back through the engine with the same
 events, seqs and types.  A line that holds no secret keeps its bytes; a line that does is parsed,
 its string values redacted (``Redactor.value``) and re-encoded with the engine's ``js_dumps``; a
-frame whose lines changed is compressed again with the engine's ``compress_frame``.  A packed run of
+frame whose lines changed is stored again with the engine's ``stored_bytes``.  A packed run of
 streaming deltas (a ``text-chunks`` / ``reasoning-chunks`` / ``tool-call-chunks`` row) is redacted
 as one text, so a key streamed in pieces within a row is caught (``Redactor.pieces``).
 
@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from app.redact.redactor import Redactor
-from persistence import EventType, PackedRun, RawDamage, SessionView, compress_frame, iter_raw, js_dumps
+from persistence import EventType, PackedRun, RawDamage, SessionView, iter_raw, js_dumps, stored_bytes
 
 ROW_PIECES = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
 LEFT_TORN = (RawDamage.TORN_LINE, RawDamage.TORN_FRAME)  # their text came as a provisional chunk
@@ -118,11 +118,9 @@ def redact_artifact(data: bytes, compression: str, r: Redactor) -> tuple[bytes, 
             continue
         plain, changed = _lines(piece.text, r)
         if piece.provisional:  # a torn tail stays torn: no final newline, or a frame without its end
-            out += plain if compression == "none" else compress_frame(plain)[:-2]
-        elif compression == "none":
-            out += plain + b"\n"
-        elif changed:
-            out += compress_frame(plain + b"\n")
+            out += stored_bytes(plain, compression, torn=True)
+        elif compression == "none" or changed:
+            out += stored_bytes(plain + b"\n", compression)
         else:
             out += data[piece.file_start : piece.file_end]
     return bytes(out), problems

@@ -6,7 +6,8 @@ import os
 from collections.abc import Sequence
 
 from persistence.coordinator import DEFAULT_PREPARED_CACHE_SIZE, CoordinatedPersistence
-from persistence.service import EventLike, HeaderLike
+from persistence.service import AbortSignal, EventLike, HeaderLike
+from persistence.sqlite import facts
 from persistence.sqlite.constants import DEFAULT_BUSY_TIMEOUT_MS, MEMORY_PATH
 from persistence.sqlite.errors import SessionReadOnlyError
 from persistence.sqlite.storage import SqliteStorage
@@ -54,6 +55,12 @@ class SqliteSessionPersistence(CoordinatedPersistence):
     def read_only(self) -> bool:
         """Whether the file is open ``mode=ro``."""
         return self.storage.read_only
+
+    async def schema_version(self, signal: AbortSignal | None = None) -> int | None:
+        """The database's ``user_version`` on a private read-only connection (None: ``:memory:``, unreadable)."""
+        if self.storage.path == MEMORY_PATH:
+            return None
+        return await self._run(lambda _t: facts.schema_version(self.storage.path), signal)
 
     def _open_read_only_twin(self) -> CoordinatedPersistence | None:
         """A ``read_only`` store on the same file (None when this one is read-only or in memory)."""

@@ -52,6 +52,21 @@ def session_sizes(db_path: str, ids: Iterable[str] | None = None) -> SessionSize
     return {sid: (int(size or 0), int(last) if isinstance(last, (int, float)) else None) for sid, size, last in rows}
 
 
+def schema_version(db_path: str) -> int | None:
+    """The database's ``PRAGMA user_version`` on a read-only connection; None when it cannot be read
+    that way (gone, not a database, or a WAL database whose folder refuses the shared-memory file)."""
+    try:
+        con = sqlite3.connect(sqlite_uri(db_path, "ro"), uri=True, timeout=FACTS_TIMEOUT_S)
+    except sqlite3.Error:
+        return None
+    try:
+        return int(con.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.Error:
+        return None
+    finally:
+        con.close()
+
+
 def writer_lock_held(db_path: str) -> str | None:
     """Why another connection holds (or waits on) the write lock, or None when none does; writes nothing.
 

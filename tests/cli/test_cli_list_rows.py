@@ -19,8 +19,9 @@ import zstandard
 from sessionkit import WORK, encode_log, header_line, meta, one_turn_log, plant, run
 
 from app.cli import main
-from persistence import JsonlSessionPersistence, encode_segment, open_store
+from persistence import JsonlSessionPersistence, open_store
 from persistence.jsonl import frames
+from persistence.jsonl.paths import encode_segment
 
 pytestmark = pytest.mark.usefixtures("fast_fsync")
 

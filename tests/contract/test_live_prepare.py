@@ -22,7 +22,6 @@ from sessionkit import WORK, completed_turn2, meta, one_turn_log, open_turn2, tu
 
 from persistence import (
     AbortSignal,
-    CancelToken,
     CoordinatedPersistence,
     Session,
     SessionArgumentError,
@@ -31,6 +30,7 @@ from persistence import (
     SessionPersistenceError,
     SessionStore,
 )
+from persistence.backend import CancelToken
 from persistence.session import END_SEED
 
 CLOSED_OPEN_TURN2 = [*TURN1, "turn/start", "step/start", "step/end", "turn/end"]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from persistence import compress_frame, js_dumps
+from persistence import js_dumps
+from persistence.jsonl.frames import compress_frame
 
 HEADER = {"type": "session", "version": 0, "id": "raw-1", "createdAt": 1, "cwd": "/work"}
 

@@ -15,18 +15,16 @@ import pytest
 from livekit import SQLITE_CLASS, SQLITE_SKIP_REASON, open_backend
 from sessionkit import WORK, artifact, encode_log, header_line, meta, one_turn_log, plant, run
 
-from persistence import (
-    JsonlSessionPersistence,
-    ListedEntry,
-    SessionLayoutError,
-    encode_segment,
+from persistence import JsonlSessionPersistence, ListedEntry, SessionLayoutError
+from persistence.jsonl.entries import (
     jsonl_project_dirs,
     list_jsonl_project,
     list_jsonl_root,
     list_jsonl_root_links,
     list_jsonl_session_dir,
-    revision_of,
 )
+from persistence.jsonl.files import revision_of
+from persistence.jsonl.paths import encode_segment
 
 pytestmark = [pytest.mark.usefixtures("fast_fsync"), pytest.mark.timeout(60)]
 ENCODINGS = ["zstd", "none"]

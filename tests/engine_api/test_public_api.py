@@ -19,15 +19,8 @@ APP_FACING = [
     "TornFacts",
     "SessionDiagnosis",
     "ListedEntry",
-    "list_jsonl_root",
-    "list_jsonl_project",
-    "list_jsonl_session_dir",
-    "list_jsonl_root_links",
-    "jsonl_project_dirs",
     "HeaderCache",
-    "read_first_line",
     "read_header_line",
-    "revision_of",
     "iter_raw",
     "decode_raw",
     "render_rows",
@@ -36,7 +29,6 @@ APP_FACING = [
     "RawDamage",
     "RawLines",
     "RawDecodeCancelled",
-    "encode_segment",
     "decode_segment",
     "upstream_class_of",
     "not_found",
@@ -45,10 +37,15 @@ APP_FACING = [
     "js_number",
     "is_number",
     "interrupted_turn_closers",
-    "compress_frame",
-    "scan_frames",
-    "decode_frame",
     "READABLE_STATUSES",
+    # issue 22 item 3: format-neutral calls instead of the JSONL walkers and the frame codec
+    "listing_parts",
+    "list_part",
+    "complete_plaintext",
+    "stored_bytes",
+    "containing_folder",
+    "store_files",
+    "writer_files",
 ]
 STORE_METHODS = [
     "view",
@@ -64,6 +61,7 @@ STORE_METHODS = [
     "kind",
     "compression",
     "read_only",
+    "schema_version",
 ]
 
 

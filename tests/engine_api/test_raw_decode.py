@@ -12,17 +12,8 @@ from typing import Any
 import pytest
 from rawkit import LOGS, user_event, user_lines
 
-from persistence import (
-    LazyRows,
-    RawChunk,
-    RawDamage,
-    RawDecodeCancelled,
-    compress_frame,
-    decode_raw,
-    iter_raw,
-    js_dumps,
-    render_rows,
-)
+from persistence import LazyRows, RawChunk, RawDamage, RawDecodeCancelled, decode_raw, iter_raw, js_dumps, render_rows
+from persistence.jsonl.frames import compress_frame
 from persistence.raw_decode import FRAMES_PER_PROGRESS
 
 HEADER_TEXT = '{"type":"session","version":0,"id":"raw-1","createdAt":1,"cwd":"/work"}'

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from persistence import decode_segment, encode_segment
+from persistence import decode_segment
+from persistence.jsonl.paths import encode_segment
 
 ODD_IDS = [
     "a",

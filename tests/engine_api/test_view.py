@@ -30,16 +30,10 @@ from sessionkit import (
 )
 from viewkit import STATUSES, build_store, compression_of
 
-from persistence import (
-    CancelToken,
-    CoordinatedPersistence,
-    SessionPersistenceError,
-    SessionView,
-    compress_frame,
-    js_dumps,
-)
-from persistence.backend import TornMarker
+from persistence import CoordinatedPersistence, SessionPersistenceError, SessionView, js_dumps
+from persistence.backend import CancelToken, TornMarker
 from persistence.jsonl import files as jsonl_storage
+from persistence.jsonl.frames import compress_frame
 from persistence.sqlite.connection import Database
 
 pytestmark = [pytest.mark.usefixtures("fast_fsync"), pytest.mark.timeout(120)]

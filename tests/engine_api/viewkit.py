@@ -19,7 +19,7 @@ from pathlib import Path
 from livekit import open_backend
 from sessionkit import WORK, artifact, encode_log, header_line, meta, one_turn_log, open_turn2, run
 
-from persistence import compress_frame
+from persistence.jsonl.frames import compress_frame
 
 STATUSES = ("ok", "open-turn", "torn-tail", "corrupt", "unsupported", "missing")
 WRITTEN = STATUSES[:-1]

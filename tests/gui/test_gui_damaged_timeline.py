@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt
 from app.gui import style
 from app.gui.window.menus import TAB_RAW, TAB_TIMELINE
 from app.timeline.damaged import damaged_timeline, decodable_prefix
-from persistence import compress_frame
+from persistence.jsonl.frames import compress_frame
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView
 
 from app.gui.models.session_row import Details, SessionRow
 from app.gui.models.sessions import Col, SessionListModel
-from persistence import JsonlSessionPersistence, SessionHeader, compress_frame, js_dumps, scan_frames
+from persistence import JsonlSessionPersistence, SessionHeader, js_dumps
+from persistence.jsonl.frames import compress_frame, scan_frames
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from app.listing.root_scan import scan_root, session_dir_of
 from app.rawview.raw_text import decode_jsonl, decode_records
-from persistence import decode_segment, encode_segment, open_store
+from persistence import decode_segment, open_store
+from persistence.jsonl.paths import encode_segment
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from livekit import now_ms, run_virtual, settle
 
-from persistence import SessionArgumentError, SessionStore, SessionWriteBehind
+from persistence import SessionArgumentError, SessionStore
 from persistence.jsonl.backend import JsonlSessionPersistence
+from persistence.write_behind import SessionWriteBehind
 
 
 def event(seq: int, text: str = "x") -> dict[str, Any]:

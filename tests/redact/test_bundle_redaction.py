@@ -20,7 +20,8 @@ from app.cli import main
 from app.export import ExportTargetError, export_session, preview_redaction, run_export
 from app.redact import RedactionReport, Redactor
 from app.sources import close_source, open_source, store_for
-from persistence import RawChunk, compress_frame, iter_raw, js_dumps, open_store
+from persistence import RawChunk, iter_raw, js_dumps, open_store
+from persistence.jsonl.frames import compress_frame
 
 
 def _export(path: str, backend: str, out: Path, redactor: Redactor | None, fmt: str = "bundle") -> Any:

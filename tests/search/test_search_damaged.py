@@ -10,7 +10,8 @@ import pytest
 import searchkit as k
 import sessionkit as sk
 
-from persistence import compress_frame, js_dumps
+from persistence import js_dumps
+from persistence.jsonl.frames import compress_frame
 
 pytestmark = [pytest.mark.usefixtures("fast_fsync"), pytest.mark.timeout(120)]
 

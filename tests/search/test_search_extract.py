@@ -12,7 +12,8 @@ from app.search.damaged import decode_damaged, packed_row
 from app.search.extract import MAX_BODY_CHARS, TailState, arguments_text, extract, header_row
 from app.search.language import SearchQueryError, Term, exact_in_index, highlight_pattern, parse_query, skeleton, trigrams
 from app.search.results import snippet_of
-from persistence import EventLog, PackedRun, compress_frame, js_dumps
+from persistence import EventLog, PackedRun, js_dumps
+from persistence.jsonl.frames import compress_frame
 
 
 def run_of(kind: str, seq0: int, texts: list[str], *, step: int = 1, index: int = 0, **kw: str) -> PackedRun:

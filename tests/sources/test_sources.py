@@ -32,7 +32,8 @@ from app.sources import (
     source_sessions,
     store_for,
 )
-from persistence import SessionLayoutError, SessionReadOnlyError, compress_frame, open_store
+from persistence import SessionLayoutError, SessionReadOnlyError, open_store
+from persistence.jsonl.frames import compress_frame
 
 TORN_FRAGMENT = b'{"type":"assistant/chunk","seq":%d,"ti'
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.cache_db import CACHE_ERRORS
 from app.glossary import EVENT, plural, status_name
 from app.gui.controllers.insight_cache import InsightWorker
 from app.gui.runtime.jobs import Jobs
@@ -312,7 +312,7 @@ class InsightController(QObject):
         try:
             worker = await self._worker()
             cached = await asyncio.wrap_future(worker.session_infos())
-        except (SessionPersistenceError, RuntimeError, sqlite3.Error) as err:
+        except (SessionPersistenceError, RuntimeError, *CACHE_ERRORS) as err:
             self.message.emit(f"The lineage shows the listing only (no fork turns): {err}")
         lineage: Lineage = await in_thread(lambda: build_lineage(merge_infos(listed, cached)))
         self.lineage_ready.emit(lineage)
@@ -357,7 +357,7 @@ class InsightController(QObject):
             await coro
         except asyncio.CancelledError:
             raise
-        except (SessionPersistenceError, OSError, sqlite3.Error, RuntimeError) as err:
+        except (SessionPersistenceError, OSError, *CACHE_ERRORS, RuntimeError) as err:
             self.failed.emit(what, str(err) or type(err).__name__)
         except Exception as err:  # a bug must still end in a message, not a silently dead job
             log.exception("%s failed", what)

@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 
 from app.gui.runtime.worker_threads import Progress, lower_thread_priority
 from app.search import HitCounts, Indexer, IndexReport, Searcher, SearchFilters, SearchResult
-from persistence import ListedEntry, list_jsonl_project, list_jsonl_session_dir
+from persistence import ListedEntry, list_part
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -79,10 +79,7 @@ def entries_under(root: str, paths: Iterable[str]) -> list[ListedEntry]:
         if key in seen:
             continue
         seen.add(key)
-        if len(parts) == 1:
-            out.extend(list_jsonl_project(key))
-        else:
-            out.extend(list_jsonl_session_dir(key))
+        out.extend(list_part(root, key))
     return out
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -209,7 +208,7 @@ class SessionActions(QObject):
             self._report(action, "refused", str(err))
         except resume_action.ResumeLaunchError as err:
             self._report(action, "failed", str(err))
-        except (SessionPersistenceError, OSError, sqlite3.Error) as err:
+        except (SessionPersistenceError, OSError) as err:
             self._report(action, "failed", f"{type(err).__name__}: {err}")
         except Exception as err:  # a bug must still end in a message, not in a silently dead job
             log.exception("%s failed", action)
@@ -271,7 +270,7 @@ class SessionActions(QObject):
                     found = await backup_action.find_lost_records(store)
             finally:
                 await store.close()
-        except (SessionPersistenceError, OSError, sqlite3.Error) as err:
+        except (SessionPersistenceError, OSError) as err:
             log.warning("backup check of %s failed: %s", root, err)  # a listing problem is shown by the list itself
             return
         if found and root == self.controller.root:
@@ -548,7 +547,7 @@ class _LivenessRecheck:
         try:
             with collector_paused():
                 fresh = await resume_action.recheck_liveness(self.store, question.plan, quiet_seconds=self.quiet_seconds)
-        except (SessionPersistenceError, OSError, sqlite3.Error) as err:
+        except (SessionPersistenceError, OSError) as err:
             log.warning("re-checking the liveness guard failed: %s", err)  # the last verdict stands
             return
         if not self.stopped:

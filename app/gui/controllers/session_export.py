@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -147,7 +146,7 @@ class SessionExport(QObject):
             report = await in_thread(preview_blocking, root, session_id, home)
         except asyncio.CancelledError:
             raise
-        except (SessionPersistenceError, OSError, sqlite3.Error, ValueError) as err:
+        except (SessionPersistenceError, OSError, ValueError) as err:
             self.preview_ready.emit(session_id, home, str(err) or type(err).__name__)
             return
         except Exception as err:  # a bug still ends in a message in the dialog
@@ -175,7 +174,7 @@ class SessionExport(QObject):
             result = await in_thread(export_blocking, root, session_id, fmt, path, force, redact, redact_home)
         except asyncio.CancelledError:
             raise
-        except (SessionPersistenceError, OSError, sqlite3.Error, ValueError) as err:
+        except (SessionPersistenceError, OSError, ValueError) as err:
             self.done.emit("failed", str(err) or type(err).__name__, path)
             return
         except Exception as err:  # a bug still ends in a message, never a traceback in a dialog

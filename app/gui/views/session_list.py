@@ -30,7 +30,6 @@ May import: PySide6, ``app.gui.style``, ``models.sessions`` / ``models.session_r
 
 from __future__ import annotations
 
-import os
 import time
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, QTimer, QUrl, Signal
@@ -55,6 +54,7 @@ from app.gui import style
 from app.gui.models.session_row import SessionRow
 from app.gui.models.sessions import HEADERS, KEY_ROLE, LIVE_LABEL, Col, SessionListModel, project_label
 from app.gui.views.session_table import SessionTable
+from persistence import containing_folder as artifact_folder
 
 FILTER_DEBOUNCE_MS = 20  # keys closer together than this are filtered once, this long after the last
 FILTER_INSTANT_ROWS = 2000  # a root of at most this many sessions filters on every key (a pass: < 1 ms)
@@ -79,9 +79,7 @@ COLUMN_SAMPLES: dict[int, tuple[str, ...]] = {
 def containing_folder(row: SessionRow, root_folder: str | None) -> str | None:
     """The folder holding ``row``'s artifact (a JSONL transcript's session folder), or, for a session
     without a file of its own (a SQLite store's rows), ``root_folder`` (the database's folder)."""
-    if row.path:
-        return os.path.dirname(row.path)
-    return root_folder
+    return artifact_folder(row.path, root_folder)  # the engine knows which sessions have a file of their own
 
 
 class TabBarNote(QLabel):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 from typing import Any
 
 from PySide6.QtGui import QAction, QKeySequence
@@ -121,7 +120,7 @@ class CompareFeature:
                 picker.session_chosen.connect(lambda sid: self.compare_with_path(path, sid))
             else:
                 self._failed(str(err))
-        except (SessionPersistenceError, OSError, sqlite3.Error, RuntimeError) as err:
+        except (SessionPersistenceError, OSError, RuntimeError) as err:
             self._failed(str(err) or type(err).__name__)
         except Exception as err:  # a bug must still end in a message, not a silently dead job
             log.exception("compare failed")
