@@ -57,6 +57,10 @@ from app.insight import (
 from persistence import EventTable, SessionPersistenceError
 
 log = logging.getLogger(__name__)
+# What asking the statistics cache's worker may raise: the engine's typed errors, a worker that is gone,
+# and the cache file's own errors (busy or damaged), which stay behind ``app.cache_db``.
+_CACHE_READ_ERRORS: tuple[type[BaseException], ...] = (SessionPersistenceError, RuntimeError, *CACHE_ERRORS)
+_CACHE_WORK_ERRORS: tuple[type[BaseException], ...] = (OSError, *_CACHE_READ_ERRORS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +316,7 @@ class InsightController(QObject):
         try:
             worker = await self._worker()
             cached = await asyncio.wrap_future(worker.session_infos())
-        except (SessionPersistenceError, RuntimeError, *CACHE_ERRORS) as err:
+        except _CACHE_READ_ERRORS as err:
             self.message.emit(f"The lineage shows the listing only (no fork turns): {err}")
         lineage: Lineage = await in_thread(lambda: build_lineage(merge_infos(listed, cached)))
         self.lineage_ready.emit(lineage)
@@ -357,7 +361,7 @@ class InsightController(QObject):
             await coro
         except asyncio.CancelledError:
             raise
-        except (SessionPersistenceError, OSError, *CACHE_ERRORS, RuntimeError) as err:
+        except _CACHE_WORK_ERRORS as err:
             self.failed.emit(what, str(err) or type(err).__name__)
         except Exception as err:  # a bug must still end in a message, not a silently dead job
             log.exception("%s failed", what)
