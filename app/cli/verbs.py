@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from app.actions import backups, fork, repair, resume, verify
 from app.actions.liveness import DEFAULT_QUIET_SECONDS
-from app.cli import diff_verb, list_view, render, stats_verb
+from app.cli import diff_verb, list_view, render, show_verb, stats_verb
 from app.cli.list_rows import ListReport, list_rows
 from app.cli.progress import ProgressLine
 from app.cli.raw_stream import read_raw_plain, write_raw
@@ -415,6 +415,23 @@ VERBS += (
         text=stats_verb.stats_text,
         json=stats_verb.stats_json,
         read_only=True,
+    ),
+    Verb(
+        name="show",
+        help="the conversation as text to read: prompts, answers, tool calls and their results (folded), errors",
+        handler=show_verb.show,
+        text=show_verb.show_text,
+        json=show_verb.show_json,
+        read_only=True,
+        arguments=(
+            arg("--full", action="store_true", help="unfold long results and show reasoning"),
+            arg(
+                "--color",
+                choices=show_verb.COLOR_CHOICES,
+                default="auto",
+                help="ANSI colours (auto: on a terminal, unless NO_COLOR is set)",
+            ),
+        ),
     ),
 )
 

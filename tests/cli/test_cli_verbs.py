@@ -28,6 +28,7 @@ READ_ONLY = {
     "export",
     "diff",
     "stats",
+    "show",
 }
 WRITABLE = {"load", "repair", "restore", "fork", "resume"}
 
@@ -52,6 +53,7 @@ def test_the_table_names_every_verb_once() -> None:
         "export",
         "diff",
         "stats",
+        "show",
     ]
     assert set(VERBS_BY_NAME) == READ_ONLY | WRITABLE
     assert {v.name for v in VERBS if v.read_only} == READ_ONLY
