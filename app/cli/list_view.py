@@ -103,6 +103,8 @@ async def details_of(store: CoordinatedPersistence, row: ListRow) -> Details:
     except SessionPersistenceError:  # view makes a failure a verdict; a safety net as the window's list has
         return Details(None, "corrupt", None, row.header.created_at if row.header is not None else None)
     table = view.stored.record_table()
+    if not view.readable and (prefix := await store.readable_prefix(row.session_id)) is not None:
+        table = prefix.events  # a refused log keeps the title and times of its readable part (issue 24 item 5)
     last: int | None = None
     if len(table):
         t = table.last().get("time")

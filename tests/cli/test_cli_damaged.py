@@ -28,3 +28,13 @@ def test_stats_counts_a_damaged_sessions_readable_part(damaged: Path, sid: str, 
     assert value["events"] == readable and value["toolCalls"] == 1 and value["title"] == dk.TITLE[sid]
     main(["stats", str(damaged), sid])
     assert capsys.readouterr().out.splitlines()[0].startswith(dk.TITLE[sid])
+
+
+def test_list_names_a_damaged_session_by_its_title(damaged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["list", str(damaged), "--long", "--json"])
+    rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    for sid, status in ((dk.CORRUPT, "corrupt"), (dk.UNSUPPORTED, "unsupported")):
+        assert (rows[sid]["title"], rows[sid]["status"], rows[sid]["cwd"]) == (dk.TITLE[sid], status, dk.CWD)
+    main(["list", str(damaged), "--long"])
+    table = capsys.readouterr().out
+    assert dk.TITLE[dk.CORRUPT] in table and dk.TITLE[dk.UNSUPPORTED] in table
