@@ -53,6 +53,7 @@ def test_a_damaged_session_keeps_its_title_prefix_and_numbers_everywhere_in_the_
     banner = w.banner.label.text()
     assert dk.TITLE[sid] in banner and style.STATUS_LABELS[expected_status] in banner
     assert f"({expected_status} log)" not in banner
+    assert "The timeline shows" in w.timeline_pane.banner.text()  # the diagnosis banner points at the readable part
     # The timeline: the readable prefix, then the "Stopped here" row.
     tl = w.timeline_model
     qtbot.waitUntil(lambda: tl.stop_node is not None, timeout=WAIT_MS)

@@ -163,7 +163,9 @@ def snapshot_banner(snap: SessionSnapshot, now: float | None = None) -> tuple[st
         )
     if snap.status in ("corrupt", "unreadable"):
         text += "<br>The timeline shows the part before the damage; the Raw tab shows everything that still decodes."
-    elif snap.status in ("unsupported", "missing"):
+    elif snap.status == "unsupported":
+        text += "<br>The timeline shows the events as far as they can be read, unchecked; the Raw tab shows every byte."
+    elif snap.status == "missing":
         text += "<br>The Raw tab shows every byte that can still be decoded."
     return text, snap.status
 
