@@ -29,9 +29,10 @@ from app.search.extract import KINDS
 from app.search.indexer import Indexer, index_root, run_index
 from app.search.language import SearchQueryError, parse_query
 from app.search.location import index_path
+from app.search.progress import IndexCancelled, IndexProgress, IndexReport, entry_key
 from app.search.query import Searcher
 from app.search.results import Hit, HitCounts, SearchFilters, SearchResult, SessionHits
-from app.search.run import IndexCancelled, IndexProgress, IndexReport, IndexRun, entry_key
+from app.search.run import IndexRun
 
 __all__ = [
     "KINDS",

@@ -21,8 +21,8 @@ from typing import Any
 
 from app.search.indexer import Indexer
 from app.search.language import SearchQueryError, parse_query
+from app.search.progress import IndexProgress, IndexReport
 from app.search.results import SearchFilters, SearchResult
-from app.search.run import IndexProgress, IndexReport
 from persistence import CoordinatedPersistence, SessionPersistenceError, open_store, upstream_class_of
 
 DEFAULT_CLI_LIMIT = 100  # hits printed unless --limit says otherwise

@@ -32,8 +32,9 @@ from typing import Any
 from app.cache_db import DAMAGE_ERRORS, damage_text, is_damage
 from app.search.db import IndexDb
 from app.search.location import index_path, inside_root, root_identity
+from app.search.progress import IndexProgress, IndexReport
 from app.search.query import Searcher
-from app.search.run import IndexProgress, IndexReport, IndexRun
+from app.search.run import IndexRun
 from persistence import CoordinatedPersistence, ListedEntry, open_store
 
 

@@ -33,8 +33,22 @@ from typing import Any
 
 from app.cache_db import DAMAGE_ERRORS, damage_text, is_busy
 from app.search.damaged import decode_damaged
-from app.search.db import IndexDb, IndexedSession, clean_text
+from app.search.db import IndexDb, IndexedSession
 from app.search.extract import Batch, TailState, extract, header_row
+from app.search.progress import (
+    CANCELLED,
+    DAMAGED,
+    FULL,
+    HEADER_ONLY,
+    REMOVED,
+    SKIPPED,
+    TAIL,
+    IndexCancelled,
+    IndexProgress,
+    IndexReport,
+    entry_key,
+    entry_revision,
+)
 from persistence import (
     READABLE_STATUSES,
     CoordinatedPersistence,
@@ -54,50 +68,6 @@ READ_AHEAD = True  # read the next session on the engine's thread while this one
 MAX_RESETS_PER_RUN = 2  # a run rebuilds a damaged index file at most this often (then the error propagates)
 CLEAN_STATUSES = frozenset({"ok", "open-turn"})  # a read after which an append can be indexed by its tail alone
 
-# How a step dealt with a session (``IndexProgress.action``).
-FULL = "full"  # read whole and (re)indexed
-TAIL = "tail"  # only the appended events indexed
-DAMAGED = "damaged"  # the decodable part of a refused log or bad row
-HEADER_ONLY = "header-only"  # nothing readable: the id (and cwd) only
-REMOVED = "removed"  # gone from the root
-SKIPPED = "skipped"  # busy or failed now: retried by the next run
-CANCELLED = "cancelled"
-
-
-class IndexCancelled(Exception):
-    """Raised inside a step when ``cancel()`` was called; the session's transaction is rolled back."""
-
-
-@dataclass(frozen=True, slots=True)
-class IndexProgress:
-    """Where a run is: ``done`` of ``total`` planned sessions, and what the last step did."""
-
-    done: int
-    total: int
-    session_id: str | None = None
-    action: str | None = None
-
-    @property
-    def label(self) -> str:
-        """The status-bar text: ``Indexing 3,412 / 10,000 sessions``."""
-        return f"Indexing {self.done:,} / {self.total:,} sessions"
-
-
-@dataclass(frozen=True, slots=True)
-class IndexReport:
-    """What one run did."""
-
-    listed: int  # entries in the listing (or handed to ``start``)
-    planned: int  # sessions that needed work
-    done: int
-    actions: dict[str, int]  # action -> sessions
-    events: int  # events walked
-    rows: int  # index rows written
-    text_chars: int  # characters of text indexed
-    seconds: float
-    cancelled: bool
-    messages: tuple[str, ...]  # rebuilds, fallbacks, sessions that failed
-
 
 @dataclass(slots=True)
 class _Job:
@@ -112,19 +82,6 @@ class _Counters:
     events: int = 0
     rows: int = 0
     text_chars: int = 0
-
-
-def entry_key(entry: ListedEntry) -> str:
-    """The row key the window also uses: a JSONL transcript's path, else ``id:<session id>`` (as stored:
-    ``clean_text`` turns a lone surrogate of a non-UTF-8 file name into U+FFFD)."""
-    return clean_text(entry.path if entry.path else f"id:{entry.session_id}")
-
-
-def entry_revision(entry: ListedEntry) -> str | None:
-    """What tells that an entry changed: its revision, else (a bad row) its size, mtime and verdict."""
-    if entry.revision is not None:
-        return entry.revision
-    return f"{entry.kind}:{entry.status}:{entry.size}:{entry.mtime_ns}:{entry.problem}"
 
 
 def _recency(entry: ListedEntry) -> int:
