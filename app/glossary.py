@@ -7,13 +7,15 @@ A user who reads one name in the list and another in the banner cannot tell they
 user-visible takes its nouns, plurals and number formats from here; ``tests/records/test_glossary.py`` walks the
 app's strings for the old variants.
 
-Qt-free and engine-free on purpose (only plain values and ``str`` in, ``str`` out): the command line, the exports
-and every window layer import it.
+Qt-free on purpose (plain values and ``str`` in, ``str`` out; from the engine only the ``EventType`` catalog):
+the command line, the exports and every window layer import it.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from persistence import EventType
 
 # ---------------------------------------------------------------- numbers
 
@@ -181,6 +183,52 @@ def damage_at(kind: str, offset: int, frame: int | None = None) -> str:
     return f"{damage_name(kind)} at {at_byte(offset)}"
 
 
+# ---------------------------------------------------------------- events in words
+
+# What an event is, as a sentence names it ("events 211–214 (a tool result and the step's end) are lost").
+EVENT_WORDS: Final[dict[str, str]] = {
+    EventType.TURN_START: "the turn's start",
+    EventType.TURN_END: "the turn's end",
+    EventType.STEP_START: "a step's start",
+    EventType.STEP_END: "the step's end",
+    EventType.USER_MESSAGE: "a user message",
+    EventType.ASSISTANT_MESSAGE: "an assistant message",
+    EventType.ASSISTANT_CHUNK: "a piece of a streamed answer",
+    EventType.TOOL_CALL: "a tool call",
+    EventType.TOOL_RESULT: "a tool result",
+    EventType.LLM_RETRY: "a model retry",
+    EventType.LLM_RETRY_STARTED: "a model retry",
+    EventType.APPROVAL_ASKED: "an approval request",
+    EventType.APPROVAL_DECIDED: "an approval decision",
+    EventType.COMMAND_RUN: "a command",
+    EventType.COMMAND_DONE: "a command's outcome",
+    EventType.COMPACTION_START: "a compaction's start",
+    EventType.COMPACTION_END: "a compaction's end",
+    EventType.COMPACTION_SUMMARY: "a compaction summary",
+    EventType.SESSION_TITLE: "a title change",
+    EventType.TODO_WRITE: "a to-do list update",
+}
+
+
+def event_words(event_type: str | None) -> str:
+    """An event type in words ("a tool result"); an unknown type is named as it is stored, an unreadable one
+    "an event"."""
+    if not event_type:
+        return "an event"
+    return EVENT_WORDS.get(event_type, f"a {event_type} event")
+
+
+def seq_ranges(seqs: list[int]) -> str:
+    """``211–214``, ``211, 213 and 215–216``: sorted seqs with runs joined by an en dash."""
+    runs: list[tuple[int, int]] = []
+    for s in sorted(set(seqs)):
+        if runs and s == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], s)
+        else:
+            runs.append((s, s))
+    return listing([f"{a:,}" if a == b else f"{a:,}–{b:,}" for a, b in runs])
+
+
 # ---------------------------------------------------------------- fields
 
 # Header fields by their display name (the record keys stay as they are in JSON and in the Header tab's raw view).
@@ -207,6 +255,7 @@ __all__ = [
     "CUT_TURN_INFO",
     "DAMAGE_NAMES",
     "EVENT",
+    "EVENT_WORDS",
     "FIELD_NAMES",
     "FRAME",
     "IDLE_MEANING",
@@ -228,6 +277,7 @@ __all__ = [
     "at_byte",
     "damage_at",
     "damage_name",
+    "event_words",
     "field_name",
     "listing",
     "noun",
@@ -237,6 +287,7 @@ __all__ = [
     "plural_of",
     "record_unit",
     "records",
+    "seq_ranges",
     "size",
     "status_name",
     "tail_position",

@@ -33,6 +33,7 @@ from typing import Any
 
 import psutil
 
+from app.actions import repair_words
 from app.actions.artifacts import ArtifactRef, artifact_of, read_only_view
 from app.actions.liveness import (
     DEFAULT_IN_FLIGHT_SECONDS,
@@ -40,9 +41,12 @@ from app.actions.liveness import (
     LivenessVerdict,
     assess_liveness,
 )
+from app.actions.repair_words import LostEvent
+from app.records.fields import get_path
 from persistence import (
     ArtifactInfo,
     CoordinatedPersistence,
+    EventType,
     SessionConflictError,
     SessionPersistenceError,
     copy_artifact_to,
@@ -77,6 +81,24 @@ class RepairPreview:
     # What a quiet liveness verdict saw when the plan was made ("idle for 40 s — no harness process found;
     # possibly crashed"): the window's dialog shows it for the user to confirm (``RepairPlan.idle_note``).
     idle_note: str | None = None
+    lost: tuple[LostEvent, ...] = ()  # the events the cut destroys (issue 24 item 8)
+
+    @property
+    def story(self) -> str:
+        """What the repair does to the conversation, before any byte count (``repair_words.story``)."""
+        return repair_words.story(
+            kind=self.artifact.kind if self.artifact is not None else "jsonl",
+            cut_bytes=self.cut_bytes,
+            cut_rows=self.cut_rows,
+            lost=self.lost,
+            recovered=self.recovered_count if (self.cut_bytes or self.cut_rows) else 0,
+            closers=self.closers,
+        )
+
+    @property
+    def lost_lines(self) -> list[str]:
+        """One line per lost event (seq, what it is, a short summary)."""
+        return repair_words.lost_lines(self.lost, self.artifact.kind if self.artifact is not None else "jsonl")
 
     @property
     def repairable(self) -> bool:
@@ -166,6 +188,15 @@ async def preview_repair(store: CoordinatedPersistence, session_id: str) -> Repa
     cut = diag.cut
     cut_bytes = cut.cut_bytes if cut is not None else None
     cut_rows = cut.cut_rows if cut is not None else None
+    lost: tuple[LostEvent, ...] = ()
+    if cut is not None and cut.lost:
+        open_turn = repair_words.closed_turn(diag.closers)
+        if open_turn is None:  # no closers: the kept log's last event says which turn the cut falls in
+            last = (await read_session_tail(store, session_id)).last_event
+            event = last.to_json() if hasattr(last, "to_json") else last
+            turn = get_path(event, "data", "turn")
+            open_turn = turn if type(turn) is int and get_path(event, "type") != EventType.TURN_END else None
+        lost = repair_words.lost_events(cut.lost, open_turn)
     return RepairPreview(
         session_id,
         diag.status,
@@ -178,6 +209,7 @@ async def preview_repair(store: CoordinatedPersistence, session_id: str) -> Repa
         diag.revision,
         cut_rows,
         diag.intact_after_damage,
+        lost=lost,
     )
 
 

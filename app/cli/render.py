@@ -120,6 +120,9 @@ def location_text(loc: SessionLocation | None, _args: argparse.Namespace) -> str
 
 def repair_json(report: RepairReport) -> Any:
     out = report.result.to_json()
+    # The conversation's view of the change (the preview object keeps its shape): the sentence and each lost event.
+    out["story"] = report.result.preview.story
+    out["lostEvents"] = [e.to_json() for e in report.result.preview.lost]
     if report.dry_run:
         # The verdict a real run would meet, with every signal that fired (null: nothing would be written).
         out["liveness"] = None if report.liveness is None else verdict_json(report.liveness)
@@ -138,10 +141,17 @@ def repair_text(report: RepairReport, _args: argparse.Namespace) -> str:
             # Quiet is not crashed: say what was seen; running the repair is the user's confirmation.
             idle = f": {verdict.idle}; repairing it confirms that" if verdict.idle else ""
             lines.append(f"  liveness guard: quiet (no sign of a running agent){idle}")
+    if p.cut_bytes or p.cut_rows or p.closers:
+        # What the repair does to the conversation first (issue 24 item 8), then the bytes or rows.
+        lines.append(f"  {p.story}")
+        lines.extend(f"    lost: {line}" for line in p.lost_lines)
     if p.cut_bytes:
         lines.append(f"  cut {p.cut_bytes} byte(s) from offset {p.cut_from}; {p.recovered_count} record(s) re-appended")
     if p.cut_rows:
-        lines.append(f"  delete {p.cut_rows} damaged row(s) from seq {p.cut_from}; {p.recovered_count} record(s) re-appended")
+        lines.append(
+            f"  delete {plural(p.cut_rows, 'damaged row')} from seq {p.cut_from}; "
+            f"{plural(p.recovered_count, 'record')} re-appended"
+        )
     for c in p.closers:
         lines.append(f"  append synthetic {c['type']} seq {c['seq']}")
     lines.extend("  " + n for n in res.notes)

@@ -1,8 +1,9 @@
 """The repair preview: what a repair would write, the liveness objection, the refusal of corrupt logs.
 
 Shows what the action controller computed (``app.actions.repair``'s plan) and collects the user's
-choice; it never touches the engine.  May import PySide6, ``app.actions`` (values only),
-``app.gui.style`` and ``dialogs.parts``.
+choice; it never touches the engine.  It leads with what the repair does to the conversation (the events
+lost, the turn closed: ``RepairPreview.story``), then the bytes or rows.  May import PySide6, ``app.actions``
+(values only), ``app.glossary`` and ``dialogs.parts``.
 """
 
 from __future__ import annotations
@@ -13,25 +14,30 @@ import orjson
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QPushButton, QVBoxLayout, QWidget
 
 from app.actions.repair import RepairPreview
-from app.gui import style
+from app.glossary import BYTE, at_byte, noun, plural, status_name
 from app.gui.dialogs.parts import WARN, heading, note, plain_text
 
 
-def preview_text(p: RepairPreview) -> str:
-    """The exact change a repair commits, in words and as the synthetic events' JSON."""
-    lines: list[str] = []
-    where = p.artifact.path if p.artifact is not None else "(no artifact)"
+def preview_text(p: RepairPreview, *, with_story: bool = True) -> str:
+    """The change a repair commits: first what it does to the conversation (the events lost, the turn closed),
+    then the exact bytes or rows and the synthetic events' JSON.  The dialog shows the story as a wrapped
+    line of its own (``with_story=False`` here); the file's path is in the backup note, not in this box."""
+    if not (p.cut_bytes or p.cut_rows or p.closers):
+        return "Nothing would change: the log is balanced."
+    lines: list[str] = [p.story, ""] if with_story else []
+    if p.lost:
+        lines.append(f"{noun(len(p.lost), 'The event', 'The events')} lost:")
+        lines.extend("  " + line for line in p.lost_lines)
+        lines.append("")
     if p.cut_bytes:
-        lines.append(f"Cut {p.cut_bytes:,} damaged byte(s) from offset {p.cut_from:,} of {where}.")
+        lines.append(f"In bytes: cut {plural(p.cut_bytes, BYTE)} from {at_byte(p.cut_from)} on.")
     elif p.cut_rows:
-        lines.append(f"Delete {p.cut_rows:,} damaged event row(s) from seq {p.cut_from} in {where}.")
+        lines.append(f"In rows: delete {plural(p.cut_rows, 'event row')} from seq {p.cut_from} on.")
     if p.recovered_count and (p.cut_bytes or p.cut_rows):
-        lines.append(f"Re-append {p.recovered_count:,} record(s) still readable in the damaged tail.")
+        lines.append(f"Re-append {plural(p.recovered_count, 'record')} still readable in the damaged tail.")
     if p.closers:
-        lines.append(f"Append {len(p.closers)} synthetic event(s) that close the interrupted turn:")
+        lines.append(f"Append {plural(len(p.closers), 'synthetic event')} that close the interrupted turn:")
         lines.extend("  " + orjson.dumps(c).decode("utf-8") for c in p.closers)
-    if not lines:
-        lines.append("Nothing would change: the log is balanced.")
     return "\n".join(lines)
 
 
@@ -49,18 +55,23 @@ class RepairDialog(QDialog):
         self.setWindowTitle(f"Repair session {preview.session_id}")
         self.setMinimumWidth(720)
         layout = QVBoxLayout(self)
-        status = style.STATUS_LABELS.get(preview.status, preview.status)
-        layout.addWidget(heading(f"<b>{html.escape(status)}</b> — {html.escape(preview.reason)}", preview.status))
+        status = status_name(preview.status)
+        # A repairable log is explained by the story below in the user's words; the engine's reason (bytes and
+        # rows: "damaged tail after byte/row 4893") stays for the logs no repair touches.
+        head = f"<b>{html.escape(status)}</b>" + ("" if preview.repairable else f" — {html.escape(preview.reason)}")
+        layout.addWidget(heading(head, preview.status))
         self.buttons = QDialogButtonBox(self)
         self.override: QCheckBox | None = None
         self.accept_loss: QCheckBox | None = None
         self.repair_button: QPushButton | None = None
         self.copy_button: QPushButton | None = None
         if preview.repairable:
+            self.story = note(f"<b>{html.escape(preview.story, quote=False)}</b>")
+            layout.addWidget(self.story)
             layout.addWidget(
                 note("<b>What the repair writes</b> (the same change the harness commits when it loads the session):")
             )
-            self.details = plain_text(preview_text(preview))
+            self.details = plain_text(preview_text(preview, with_story=False))
             layout.addWidget(self.details)
             target = preview.artifact.path if preview.artifact is not None else "the artifact"
             layout.addWidget(
@@ -72,13 +83,13 @@ class RepairDialog(QDialog):
             if preview.intact_after_damage:
                 layout.addWidget(
                     note(
-                        f"⚠ <b>{preview.intact_after_damage:,} intact record(s) after the damage will be cut.</b> The "
+                        f"⚠ <b>{plural(preview.intact_after_damage, 'intact record')} after the damage will be cut.</b> The "
                         "damage is followed by valid data, so this is not a torn write; cutting it loses those records "
                         "(they stay in the backup). Copy the raw artifact first if you are unsure.",
                         WARN,
                     )
                 )
-                self.accept_loss = QCheckBox(f"Cut the {preview.intact_after_damage:,} intact record(s) anyway", self)
+                self.accept_loss = QCheckBox(f"Cut the {plural(preview.intact_after_damage, 'intact record')} anyway", self)
                 self.accept_loss.toggled.connect(self._update)
                 layout.addWidget(self.accept_loss)
             if liveness is None and preview.idle_note is not None:
