@@ -72,6 +72,26 @@ def tokenize_line(line: str, in_string: bool = False) -> tuple[list[Span], bool]
     return spans, still_open
 
 
+def ends_in_string(line: str, in_string: bool = False) -> bool:
+    """Whether a string is open at the end of ``line`` (as ``tokenize_line`` says), without tokenizing it.
+
+    For a line off screen, which is only followed, not coloured: one C scan per string in the line
+    (outside a string the next quote opens one; inside, the string runs to its unescaped quote).
+    """
+    pos = 0
+    while True:
+        if in_string:
+            m = _STRING_REST.match(line, pos)
+            if m is None:
+                return True
+            pos, in_string = m.end(), False
+        else:
+            i = line.find('"', pos)
+            if i < 0:
+                return False
+            pos, in_string = i + 1, True
+
+
 def _newlines_in(token: re.Match[str]) -> str:
     text = token.group(0)
     if "\\n" not in text:
@@ -89,4 +109,43 @@ def render_newlines(json_text: str) -> str:
     return _STRING.sub(_newlines_in, json_text)
 
 
-__all__ = ["KEY", "LITERAL", "NUMBER", "PUNCTUATION", "ROLES", "STRING", "Span", "render_newlines", "tokenize_line"]
+def fold_long_lines(text: str, width: int) -> tuple[str, bool]:
+    """``text`` with every line longer than ``width`` shown in pieces of ``width`` characters; whether any was.
+
+    Why: a text view lays a line out as one unit, and a 200 KB line (a tool's output with its line
+    breaks escaped) took seconds to wrap; pieces lay out in milliseconds.  A piece never ends just
+    after a backslash, so an escape stays whole and the next piece's colouring knows where a string ends.
+    """
+    if len(text) <= width:
+        return text, False
+    lines = text.split("\n")
+    if max(map(len, lines)) <= width:
+        return text, False
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        pos = 0
+        while pos < len(line):
+            end = min(len(line), pos + width)
+            while end < len(line) and end - pos > 1 and line[end - 1] == "\\":
+                end -= 1  # keep an escape (or a run of backslashes' last one) with what it escapes
+            out.append(line[pos:end])
+            pos = end
+    return "\n".join(out), True
+
+
+__all__ = [
+    "KEY",
+    "LITERAL",
+    "NUMBER",
+    "PUNCTUATION",
+    "ROLES",
+    "STRING",
+    "Span",
+    "ends_in_string",
+    "fold_long_lines",
+    "render_newlines",
+    "tokenize_line",
+]

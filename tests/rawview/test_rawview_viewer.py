@@ -7,9 +7,21 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.rawview.goto import BYTE, LINE, SEQ, GoTarget, parse_target, resolve
-from app.rawview.json_tokens import KEY, LITERAL, NUMBER, PUNCTUATION, STRING, render_newlines, tokenize_line
+from app.rawview.json_tokens import (
+    KEY,
+    LITERAL,
+    NUMBER,
+    PUNCTUATION,
+    STRING,
+    ends_in_string,
+    fold_long_lines,
+    render_newlines,
+    tokenize_line,
+)
 from app.rawview.json_tree import JsonTree, json_path
 from app.rawview.raw_text import RawText, decode_jsonl, decode_records
 from persistence import JsonlSessionPersistence
@@ -194,3 +206,26 @@ def test_a_sqlite_session_has_no_bytes_to_go_to() -> None:
 
 def test_an_empty_text_goes_nowhere() -> None:
     assert resolve(RawText(), GoTarget(LINE, 1)).line == -1
+
+
+def test_long_lines_fold_into_pieces_that_keep_escapes_whole() -> None:
+    text = '{"a": "' + "x" * 12 + '\\"' + "y" * 20 + '"}\nshort'  # the escape \" would straddle a cut at 20
+    folded, did = fold_long_lines(text, 10)
+    assert did and folded.replace("\n", "") == text.replace("\n", "")
+    pieces = folded.split("\n")
+    assert all(len(p) <= 10 for p in pieces) and pieces[-1] == "short"
+    assert not any(p.endswith("\\") for p in pieces[:-1]) and len(pieces[1]) == 9
+    # Colouring across the pieces: the string stays a string until its quote.
+    state = False
+    roles = []
+    for p in pieces[:-1]:
+        spans, state = tokenize_line(p, state)
+        roles += [s.role for s in spans]
+    assert roles[:3] == [PUNCTUATION, KEY, PUNCTUATION] and roles[-1] == PUNCTUATION and state is False
+    assert fold_long_lines("short\nlines", 10) == ("short\nlines", False)
+
+
+@given(st.text(alphabet='"\\ab:{}[],0 tn', max_size=30), st.booleans())
+def test_counting_quotes_says_what_tokenizing_says(line: str, in_string: bool) -> None:
+    """Lines off screen are only counted: the count must agree with the tokenizer about an open string."""
+    assert ends_in_string(line, in_string) == tokenize_line(line, in_string)[1]

@@ -8,7 +8,12 @@ Where the log is damaged: the first marker line (bytes that do not decode), or e
 timeline's decodable prefix stopped at (``set_damage_hint``: a line that decodes but breaks the log,
 such as a line of invalid JSON in a plain log), painted like a marker.
 
-May import: PySide6, ``app.gui.style``, ``models.one_call_per_cell`` and ``app.rawview.raw_text``.
+Columns: Line and Text keep their numbers (0 and 1: the views, the find marks and the selection sync
+address the text as column 1); Byte (the line's file offset) and, in a zstd log, Frame come after them
+and the view shows them beside Line.  A SQLite session has no bytes: no Byte column.
+
+May import: PySide6, ``app.gui.style``, ``app.gui.theme``, ``app.glossary``, ``models.one_call_per_cell`` and
+``app.rawview.raw_text``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
+from app import glossary
 from app.gui import style, theme
 from app.gui.models.one_call_per_cell import OneCallPerCell
 from app.rawview.raw_text import K_CHUNK, K_HEADER, K_REQUEST, K_STEP, K_TOOL, K_TURN, K_USER, RawText
@@ -35,13 +41,14 @@ KIND_COLORS = {
     K_REQUEST: "raw.request",
 }
 
+LINE_COL, TEXT_COL, BYTE_COL, FRAME_COL = range(4)
 LINE_ROLE = Qt.ItemDataRole.UserRole + 1
 FULL_TEXT_ROLE = Qt.ItemDataRole.UserRole + 2
 LAST_SEQ_SCAN_LINES = 64  # lines looked at backwards for the last event seq (markers and a torn tail sit there)
 
 
 class RawLinesModel(OneCallPerCell, QAbstractTableModel):
-    COLUMNS = ("Line", "Text")
+    COLUMNS = ("Line", "Text", "Byte", "Frame")
     grown = Signal(int)  # events a live append added (after its lines are in)
     damage_changed = Signal()  # ``damage_line()`` may have changed
 
@@ -124,11 +131,22 @@ class RawLinesModel(OneCallPerCell, QAbstractTableModel):
         return 0 if parent.isValid() else len(self._text)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else 2
+        if parent.isValid():
+            return 0
+        t = self._text
+        if t.source == "rows" or t.rows.count:
+            return 2
+        return 4 if t.compression == "zstd" else 3
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < 2:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < self.columnCount():
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return self.COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole and section == BYTE_COL:
+            return "Where the line starts in the file (byte offset from 0; in a zstd log, where its frame starts)"
+        if role == Qt.ItemDataRole.ToolTipRole and section == FRAME_COL:
+            return "The zstd frame the line was decoded from (frames count from 1)"
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
@@ -145,7 +163,12 @@ class RawLinesModel(OneCallPerCell, QAbstractTableModel):
             return None
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return str(row + 1) if col == 0 else t.line_text(row)
+            if col == TEXT_COL:
+                return t.line_text(row)
+            if col == LINE_COL:
+                return str(row + 1)
+            value = t.file_offset(row) if col == BYTE_COL else t.frame_of(row)
+            return glossary.number(value) if value >= 0 else ""
         if role == LINE_ROLE:
             return row
         if role == FULL_TEXT_ROLE:
@@ -155,7 +178,7 @@ class RawLinesModel(OneCallPerCell, QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole:
             if row in t.markers or row == self._damage_hint:
                 return style.brush(style.STATUS_COLORS["corrupt"][0])
-            if col == 0 or t.is_provisional(row):
+            if col != TEXT_COL or t.is_provisional(row):
                 return style.brush(style.MUTED)
             color = KIND_COLORS.get(t.kind(row))
             return theme.brush(color) if color else None
@@ -165,7 +188,7 @@ class RawLinesModel(OneCallPerCell, QAbstractTableModel):
             if t.is_provisional(row):
                 return theme.brush("raw.torn.bg")
             return None
-        if role == Qt.ItemDataRole.TextAlignmentRole and col == 0:
+        if role == Qt.ItemDataRole.TextAlignmentRole and col != TEXT_COL:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and col == 1:
             seqs = t.seqs_of_line(row)
