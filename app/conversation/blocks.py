@@ -210,7 +210,7 @@ def _tool(node: TimelineNode, records: Sequence[dict[str, Any]]) -> Block:
         data = rec.get("data") if rec is not None else None
         text = content_text(get_path(data, "message", "content"))
         texts.append(text)
-        if ERROR in r.flags and not error:
+        if ERROR in r.flags and REPAIRED not in r.flags and not error:  # a repair closer's note says it
             err = get_path(data, "error")
             line = error_line(text, err)
             code = get_path(err, "code")

@@ -679,7 +679,7 @@ def _result_info(node: TimelineNode, failed: bool, code: Any, meta: Any, why: st
 
 
 def _error_text(code: Any, why: str) -> str:
-    """"error: AssertionError: assert None == [] · EXIT_NONZERO": the cause first (a narrow cell keeps it), then the code."""
+    """An error's Info text, the cause first (a narrow cell keeps it), then the code: "error: AssertionError: … · CODE"."""
     if why:
         return f"error: {why}" + (f" · {code}" if code and str(code) not in why else "")
     return f"error {code}" if code else "error"

@@ -52,7 +52,7 @@ def test_a_registered_feature_adds_its_tab_and_action(make_window: Any, monkeypa
     # Every registered feature, in the registry's order, then the plugged-in one.
     assert w.features.names() == (*(name for name, _make in features_module.FEATURES[:-1]), "notes")
     assert {"search", "insight", "compare", "keyboard", "theme"} <= set(w.features.names())
-    assert w.content_tabs.keys() == ("header", "timeline", "raw", "stats", "notes")
+    assert w.content_tabs.keys() == ("header", "timeline", "raw", "stats", "conversation", "notes")
     assert notes.action in w.actions() and notes.action in notes.ctx.menus.menu("View").actions()
     notes.action.trigger()
     assert w.tabs.currentWidget() is notes.page and w.content_tabs.current() == "notes"
@@ -67,7 +67,7 @@ def test_a_tab_added_before_stats_moves_it_and_nothing_breaks(make_window: Any, 
     registry.insert(1, ("notes", NotesFeature))  # before the statistics feature adds its Stats tab
     monkeypatch.setattr(features_module, "FEATURES", tuple(registry))
     w = make_window()
-    assert w.content_tabs.keys() == ("header", "timeline", "raw", "notes", "stats")
+    assert w.content_tabs.keys() == ("header", "timeline", "raw", "notes", "stats", "conversation")
     assert w.insight.tab_index == 4 == w.content_tabs.index(STATS)
     w.insight.stats_action.trigger()  # Ctrl+4: the Stats tab, wherever it is
     assert w.tabs.currentWidget() is w.insight.pane

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from app.gui.window.compare_wiring import CompareFeature
 from app.gui.window.context import WindowContext
+from app.gui.window.conversation_wiring import ConversationFeature
 from app.gui.window.insight_wiring import InsightFeatures
 from app.gui.window.keyboard_wiring import KeyboardFeatures
 from app.gui.window.raw_wiring import RawFeature
@@ -29,6 +30,7 @@ F = TypeVar("F")
 FEATURES: tuple[tuple[str, Callable[[WindowContext], object]], ...] = (
     ("search", SearchFeatures),  # Search tab, find bar, going to events, the index (issue 13)
     ("insight", InsightFeatures),  # Stats tab, dashboard, lineage, export, model prices (issue 14)
+    ("conversation", ConversationFeature),  # Conversation tab (after Stats), next/previous error, errors only (issue 24)
     ("compare", CompareFeature),  # Session > Compare with …: any two sessions aligned by prompt (issue 23)
     ("raw", RawFeature),  # Raw tab: View > Go to line / seq / byte (Ctrl+J), wrap, line breaks (issue 24)
     ("theme", ThemeFeature),  # View > Theme: System, Light or Dark, remembered (issue 24)
