@@ -13,6 +13,7 @@ the command line, the exports and every window layer import it.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from persistence import EventType
@@ -229,6 +230,36 @@ def seq_ranges(seqs: list[int]) -> str:
     return listing([f"{a:,}" if a == b else f"{a:,}–{b:,}" for a, b in runs])
 
 
+# The engine's own wording inside a decoder error ("corrupt Zstandard session log: frame at byte 79 failed
+# validation"): the marker says where the damage is itself, so only what went wrong is kept.
+_ENGINE_DETAIL = re.compile(r"^(?:corrupt (?:Zstandard )?session log: )?(?:frame at byte \d+ )?")
+
+
+def _detail(message: str, after: str) -> str:
+    tail = message.split(after, 1)[1] if after in message else message
+    return _ENGINE_DETAIL.sub("", tail)
+
+
+def damage_marker(kind: str, offset: int, size: int | None, message: str, frame: int | None = None) -> str:
+    """The Raw tab's line in place of bytes that do not decode (``persistence.RawDamage``), in the app's words:
+    ``frame 3 at byte 2,465 (102 bytes) failed to decode: failed validation``; a torn tail says so first."""
+    n = size or 0
+    if kind == "torn-line":
+        return f"torn tail: an incomplete final line of {plural(n, BYTE)} at {at_byte(offset)} (not committed; a repair cuts it)"
+    if kind == "torn-frame":
+        where = damage_at("bad-frame", offset, frame) if frame else f"a frame at {at_byte(offset)}"
+        return f"torn tail: {where} is incomplete ({plural(n, BYTE)}, not committed; a repair cuts it)"
+    if kind == "bad-frame":
+        where = damage_at("bad-frame", offset, frame) if frame else f"a frame at {at_byte(offset)}"
+        return f"{where} ({plural(n, BYTE)}) failed to decode: {_detail(message, 'failed to decode: ')}"
+    if kind == "undecodable":
+        return f"undecodable bytes from {at_byte(offset)} on: {_detail(message, ': ')}"
+    if kind == "undecodable-torn-frame":
+        where = f"frame {frame:,}" if frame else "a frame"
+        return f"undecodable incomplete {where} at {at_byte(offset)}: {_detail(message, ': ')}"
+    return message
+
+
 # ---------------------------------------------------------------- fields
 
 # Header fields by their display name (the record keys stay as they are in JSON and in the Header tab's raw view).
@@ -276,6 +307,7 @@ __all__ = [
     "UNTITLED",
     "at_byte",
     "damage_at",
+    "damage_marker",
     "damage_name",
     "event_words",
     "field_name",

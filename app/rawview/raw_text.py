@@ -18,7 +18,7 @@ Decoding is the engine's and lenient on purpose (``persistence.iter_raw``): a co
 still shows every byte that can be decoded, with marker lines saying where decoding stopped (the
 engine's ``read_raw`` refuses such logs, and its zstd text leaves the torn frame out).
 
-May import: the public ``persistence`` package, orjson and the standard library.
+May import: the public ``persistence`` package, ``app.glossary`` (the damage lines' words), orjson and the standard library.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from app.glossary import damage_marker
 from persistence import EventLog, LazyRows, RawDamage, RawDecodeCancelled, iter_raw
 
 MARKER_PREFIX = "⚠ "
@@ -471,7 +472,9 @@ def decode_jsonl(
     try:
         for piece in iter_raw(raw, compression, offset=offset, cancelled=cancelled, progress=every_64_frames):
             if isinstance(piece, RawDamage):
-                text.add_marker(piece.message, provisional=piece.provisional, file_offset=piece.file_offset, frame=zstd)
+                number = text._frame_number(piece.file_offset, piece.provisional) if zstd else None
+                what = damage_marker(piece.kind, piece.file_offset, piece.size, piece.message, number)  # the app's words
+                text.add_marker(what, provisional=piece.provisional, file_offset=piece.file_offset, frame=zstd)
             elif piece.text:
                 text.add_text(piece.text, provisional=piece.provisional, cancel=cancel, file_start=piece.file_start, frame=zstd)
             if not piece.provisional:

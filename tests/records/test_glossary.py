@@ -170,3 +170,35 @@ def test_no_old_variant_in_any_user_visible_string() -> None:
                 if pattern.search(text) and not _pinned(rel, text):
                     found.append(f"{rel}:{line}: {text!r} ({why})")
     assert not found, "\n".join(found)
+
+
+# ---------------------------------------------------------------- the Raw tab's damage lines
+
+
+def _markers(data: bytes, compression: str) -> list[str]:
+    from app.rawview.raw_text import decode_jsonl
+
+    text = decode_jsonl(data, compression)
+    return [text.line_text(i).removeprefix("⚠ ") for i in sorted(text.markers)]
+
+
+def test_raw_damage_lines_say_byte_n_and_name_the_frame() -> None:
+    from persistence.jsonl.frames import compress_frame
+
+    header = b'{"type":"session","version":0,"id":"s","createdAt":1000,"delegationDepth":0}\n'
+    line = b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n'
+    torn = compress_frame(line)[:-2]
+    zstd = compress_frame(header) + compress_frame(line) + torn
+    at = len(zstd) - len(torn)
+    assert _markers(zstd, "zstd") == [
+        f"torn tail: frame 3 at byte {at:,} is incomplete ({len(torn)} bytes, not committed; a repair cuts it)"
+    ]
+    plain = header + line + b'{"type":"step'
+    assert _markers(plain, "none") == [
+        f"torn tail: an incomplete final line of 13 bytes at byte {len(header) + len(line):,} (not committed; a repair cuts it)"
+    ]
+    bad = bytearray(compress_frame(line))
+    bad[-5] ^= 0xFF  # a damaged frame with its structure intact
+    marker = _markers(compress_frame(header) + bytes(bad) + compress_frame(line), "zstd")[0]
+    assert marker.startswith(f"frame 2 at byte {len(compress_frame(header))} ({len(bad)} bytes) failed to decode: "), marker
+    assert "file offset" not in marker and "frame at byte" not in marker
