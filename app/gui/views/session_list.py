@@ -62,6 +62,9 @@ HIDDEN_BY_DEFAULT = (Col.ORIGIN, Col.SIZE, Col.ID, Col.CREATED)  # so Modified f
 CELL_PAD_PX = 14  # a cell's text margins on both sides (Fusion: 2 x 4) plus room to spare
 SORT_ARROW_PX = 18  # the header's sort indicator beside the label
 PROJECT_MIN_PX = 110
+# The Title never gets narrower than this (a title reads as words, not "Ref…"): in a narrow list the Title
+# stops stretching and the table scrolls sideways to Modified and Events instead (issue 24 item 7).
+TITLE_MIN_PX = 180
 TAB_NOTE_GAP_PX = 10  # between the "hidden by the filter" note and the tabs / the corner button
 PROJECT_MAX_FRACTION = 0.24  # the Project column never takes more than this share of the table's width (Title: the most)
 # The widest value each fixed-format column can hold (what "size to content" measures).
@@ -431,6 +434,7 @@ class SessionListPane(QWidget):
     def _fit_project(self) -> None:
         """Project / cwd: as wide as its longest label, within [PROJECT_MIN_PX, 24% of the table]."""
         if self._project_width_set_by_user:
+            self._fit_title()
             return
         fm = self.table.fontMetrics()
         longest = max((fm.horizontalAdvance(s) for s in self._project_labels.values()), default=0) + CELL_PAD_PX
@@ -442,6 +446,20 @@ class SessionListPane(QWidget):
                 self.table.setColumnWidth(Col.PROJECT, width)
             finally:
                 self._sizing = False
+        self._fit_title()
+
+    def _fit_title(self) -> None:
+        """Title stretches over the room the other columns leave, but never below ``TITLE_MIN_PX``."""
+        t, h = self.table, self.table.horizontalHeader()
+        others = sum(t.columnWidth(c) for c in Col if c != Col.TITLE and not t.isColumnHidden(c))
+        room = t.viewport().width() - others
+        stretch = QHeaderView.ResizeMode.Stretch
+        if room >= TITLE_MIN_PX:
+            if h.sectionResizeMode(Col.TITLE) != stretch:
+                h.setSectionResizeMode(Col.TITLE, stretch)
+        elif h.sectionResizeMode(Col.TITLE) == stretch or t.columnWidth(Col.TITLE) < TITLE_MIN_PX:
+            h.setSectionResizeMode(Col.TITLE, QHeaderView.ResizeMode.Interactive)
+            t.setColumnWidth(Col.TITLE, TITLE_MIN_PX)
 
     def _content_width_of_header(self, col: int) -> int:
         return self.table.horizontalHeader().fontMetrics().horizontalAdvance(HEADERS[col]) + SORT_ARROW_PX + CELL_PAD_PX
@@ -474,6 +492,7 @@ class SessionListPane(QWidget):
 
     def _show_column(self, col: Col, on: bool) -> None:
         self.table.setColumnHidden(col, not on)
+        self._fit_title()
         self.columns_changed.emit()
 
     def hidden_columns(self) -> list[str]:

@@ -60,6 +60,7 @@ from app.gui.views.session_banner import (
     snapshot_banner,
 )
 from app.gui.views.session_list import SessionListPane, TabBarNote
+from app.gui.views.status_bar import ElidedLabel, MessageStatusBar
 from app.gui.views.timeline_pane import TimelinePane
 from app.gui.window.features import Features, install_features
 from app.gui.window.insight_wiring import InsightFeatures
@@ -180,10 +181,13 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 6)
         self.splitter.setSizes([760, 840])
         self.setCentralWidget(self.splitter)
-        self.root_label = QLabel(self)
+        # Transient messages show in their own eliding label, never under the counts (issue 24 item 7).
+        sb = MessageStatusBar(self)
+        self.setStatusBar(sb)
+        self.message_label = sb.message_label
+        self.root_label = ElidedLabel(self, elide=Qt.TextElideMode.ElideMiddle)
         self.counts_label = QLabel(self)
         self.progress = ProgressPanel(self)
-        sb = self.statusBar()
         sb.addWidget(self.root_label, 1)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.counts_label)
