@@ -264,14 +264,14 @@ def damage_marker(kind: str, offset: int, size: int | None, message: str, frame:
 
 # Header fields by their display name (the record keys stay as they are in JSON and in the Header tab's raw view).
 FIELD_NAMES: Final[dict[str, str]] = {
-    "createdAt": "Started",
+    "createdAt": "Created",  # the list's column; lineage and the dashboard said "Started"
     "cwd": "Working folder",
     "parentSession": "Parent session",
     "seedLength": "Forked after",
     "agentPreset": "Agent preset",
     "delegationDepth": "Delegation depth",
 }
-STARTED: Final = FIELD_NAMES["createdAt"]
+CREATED: Final = FIELD_NAMES["createdAt"]
 
 
 def field_name(key: str) -> str:
@@ -283,6 +283,7 @@ __all__ = [
     "BYTE",
     "CLOSER",
     "CRASHED_MEANING",
+    "CREATED",
     "CUT_TURN_INFO",
     "DAMAGE_NAMES",
     "EVENT",
@@ -300,7 +301,6 @@ __all__ = [
     "PROJECT",
     "ROW",
     "SESSION",
-    "STARTED",
     "STATUS_NAMES",
     "STEP",
     "TURN",

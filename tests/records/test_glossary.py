@@ -72,7 +72,8 @@ DENIED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("'file offset': say 'byte N' (glossary.at_byte)", re.compile(r"file offset", re.IGNORECASE)),
     ("'frame at byte': name the frame (glossary.damage_at)", re.compile(r"\bframe at byte")),
     ("'not closed (running or crashed)': glossary.OPEN_TURN_INFO", re.compile(r"not closed \(running")),
-    ("'createdAt' as a label: glossary.STARTED", re.compile(r"createdAt")),
+    ("'createdAt' as a label: glossary.CREATED", re.compile(r"createdAt")),
+    ("'Started' as the name of createdAt (the list says 'Created'): glossary.CREATED", re.compile(r"^Started$")),
 )
 
 # Calls whose string arguments are record keys or patterns, not words for the user.

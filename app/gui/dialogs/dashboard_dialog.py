@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.glossary import SESSION, noun, plural
+from app.glossary import CREATED, SESSION, noun, plural
 from app.gui import style
 from app.gui.views import insight_format as fmt
 from app.gui.views.charts import BarChart, ChartBar, ChartData
@@ -111,7 +111,7 @@ def tools_chart(tools: Sequence[ToolTotal]) -> ChartData:
     )  # fmt: skip
 
 
-TEXT_COLUMNS = ("Session", "Project", "Tool", "Started")  # left-aligned; every other column is a number
+TEXT_COLUMNS = ("Session", "Project", "Tool", CREATED)  # left-aligned; every other column is a number
 PROJECT_COLUMN_PX = 260  # a project path column's width in a session ranking (elided in the middle beyond)
 
 
@@ -223,8 +223,8 @@ class DashboardDialog(QDialog):
         self.tools_chart = BarChart()
         self.charts.append(self.tools_chart)
         # Sessions.
-        self.longest_table = table(("Session", "Project", "Started", "Active time", "Turns", "Tokens"))
-        self.expensive_table = table(("Session", "Project", "Started", "Tokens", "Cost"))
+        self.longest_table = table(("Session", "Project", CREATED, "Active time", "Turns", "Tokens"))
+        self.expensive_table = table(("Session", "Project", CREATED, "Tokens", "Cost"))
         for t in (self.longest_table, self.expensive_table):
             t.cellDoubleClicked.connect(lambda r, _c, t=t: self._session_clicked(t, r))
         self.expensive_box = QGroupBox("Most expensive sessions")

@@ -14,13 +14,13 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
-from app.glossary import plural
+from app.glossary import CREATED, plural
 from app.gui import style
 from app.gui.models.columns import column_header, read_only_flags
 from app.insight import FORK, SUBAGENT, Lineage, LineageNode
 
 Index = QModelIndex | QPersistentModelIndex
-COLUMNS = ("Session", "Kind", "Fork point", "Status", "Started", "Id")
+COLUMNS = ("Session", "Kind", "Fork point", "Status", CREATED, "Id")
 COL_SESSION, COL_KIND, COL_FORK, COL_STATUS, COL_STARTED, COL_ID = range(len(COLUMNS))
 NodeRole = Qt.ItemDataRole.UserRole + 1  # the row's LineageNode (None for the Orphans group)
 UNTITLED = "(untitled)"
