@@ -216,3 +216,23 @@ def test_markdown_code_block_copy(qtbot: Any) -> None:
     assert pane.delegate.follow(idx, "copy:1")
     assert QGuiApplication.clipboard().text() == "ls"
     assert messages == ["Copied a code block (2 lines)", "Copied a code block (1 line)"]
+
+
+def test_scrolling_to_the_top_loads_older_turns_and_keeps_the_blocks_in_view(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path
+) -> None:
+    w, conv, _ = _open(qtbot, make_window, arun, tmp_path)
+    w.show_tab(CONVERSATION)
+    pane, model = conv.pane, conv.model
+    turns_before = sum(1 for b in model.blocks if b.kind == TURN)
+    first = model.block(1)  # the first block under the "older turns" row
+    assert first is not None and first.kind == TURN
+    pane.list.forget_place()  # the user scrolls: nothing is kept in view for them any more
+    pane.list.verticalScrollBar().setValue(0)
+    qtbot.waitUntil(lambda: sum(1 for b in model.blocks if b.kind == TURN) > turns_before, timeout=10_000)
+    # What the user was reading stays where it was: the same block near the top, the new turns above it.
+    row = next(i for i in range(model.rowCount()) if model.block(i) == first)
+    assert row > 1
+    top = pane.list.visualRect(model.index(row)).top()
+    assert 0 <= top <= pane.list.viewport().height() // 4
+    assert pane.list.verticalScrollBar().value() > 0

@@ -19,7 +19,7 @@ import html
 from collections import OrderedDict
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QSignalBlocker, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QGuiApplication, QMouseEvent, QPainter, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -136,7 +136,8 @@ class BlockDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self.model = model
         self._docs: OrderedDict[tuple[Any, ...], QTextDocument] = OrderedDict()
-        self._heights: dict[tuple[Any, ...], int] = {}
+        self._heights: dict[tuple[Any, ...], int] = {}  # painted blocks: their real heights
+        self._guesses: dict[tuple[Any, ...], int] = {}  # the others: estimated once (a layout asks for every row)
         self._pending: set[int] = set()
         self.mono = style.mono_font()
         self.bold = QFont()
@@ -168,9 +169,14 @@ class BlockDelegate(QStyledItemDelegate):
             self._docs.popitem(last=False)
         return doc
 
+    def trim(self, limit: int = 50_000) -> None:
+        if len(self._guesses) + len(self._heights) > limit:
+            self.clear()
+
     def clear(self) -> None:
         self._docs.clear()
         self._heights.clear()
+        self._guesses.clear()
 
     # ------------------------------------------------------------ geometry
 
@@ -197,7 +203,10 @@ class BlockDelegate(QStyledItemDelegate):
         known = self._heights.get(key)
         if known is not None:
             return QSize(width, known)
-        return QSize(width, header + 2 * PAD + self._estimate(block, self._body_width(block, width), option))
+        guess = self._guesses.get(key)
+        if guess is None:
+            guess = self._guesses[key] = header + 2 * PAD + self._estimate(block, self._body_width(block, width), option)
+        return QSize(width, guess)
 
     def _estimate(self, block: Block, width: int, option: QStyleOptionViewItem) -> int:
         """Lines the body will take, counted without laying it out (corrected once it is painted)."""
@@ -413,6 +422,9 @@ class ConversationList(QListView):
         self._bottom = bottom
         self._scroll_again()
 
+    def at_bottom_kept(self) -> bool:
+        return self._bottom
+
     def forget_place(self) -> None:
         self.kept = None
         self._bottom = False
@@ -474,6 +486,9 @@ class ConversationPane(QWidget):
         layout.setSpacing(2)
         layout.addLayout(top)
         layout.addWidget(self.list, 1)
+        self._anchor: tuple[tuple[Any, ...], int] | None = None  # (block key, its top in the viewport) across a rebuild
+        model.modelAboutToBeReset.connect(self._before_reset)
+        self.list.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.errors_only.toggled.connect(self._errors_only)
         self.list.selectionModel().currentRowChanged.connect(self._current_changed)
         self.list.activated.connect(self._activated)
@@ -491,8 +506,47 @@ class ConversationPane(QWidget):
         if seq is not None:
             self.select_seq(seq)
 
+    def _before_reset(self) -> None:
+        """Where the user is, when they scrolled there themselves: the top visible block and its offset."""
+        self._anchor = None
+        if self.list.kept is not None or self.list.at_bottom_kept():
+            return
+        top = self.list.indexAt(self.list.viewport().rect().topLeft())
+        if top.isValid() and self.model.is_older(top.row()):
+            top = self.model.index(top.row() + 1)  # the "older turns" row is replaced: anchor on what is under it
+        block = self.model.block(top.row()) if top.isValid() else None
+        if block is not None:
+            self._anchor = (block.key, self.list.visualRect(top).top())
+
     def _reset(self) -> None:
-        self.delegate.clear()
+        # Sizes and documents are keyed by the block's value: an unchanged block keeps them across a
+        # rebuild (a live append re-derives only the last turn); the tables are emptied only when large.
+        self.delegate.trim()
+
+    def restore_place(self, seq: int | None) -> None:
+        """After a rebuild: select ``seq`` again (no signal), and show the same blocks as before."""
+        anchor, self._anchor = self._anchor, None
+        if seq is not None:
+            row = self.model.row_for_seq(seq)
+            if row >= 0:
+                blocker = QSignalBlocker(self.list.selectionModel())
+                self.list.setCurrentIndex(self.model.index(row))
+                del blocker
+        if anchor is not None:
+            row = next((i for i in range(self.model.rowCount()) if self.model.block(i).key == anchor[0]), -1)  # type: ignore[union-attr]  # i < rowCount
+            if row >= 0:
+                self.list.scrollTo(self.model.index(row), QAbstractItemView.ScrollHint.PositionAtTop)
+                bar = self.list.verticalScrollBar()
+                bar.setValue(bar.value() - anchor[1])
+                return
+        current = self.list.currentIndex()
+        if current.isValid():
+            self.list.keep(current, bottom=current.row() == self.model.rowCount() - 1)
+
+    def _scrolled(self, value: int) -> None:
+        """Scrolled to the top by the user: the "older turns" row loads a page, as the timeline does."""
+        if value == 0 and self.model.is_older(0) and self.list.kept is None and not self.list.at_bottom_kept():
+            QTimer.singleShot(0, lambda: self.older_requested.emit(False))
 
     def _current_changed(self, current: QModelIndex, _prev: QModelIndex) -> None:
         block = self.model.block(current.row())

@@ -46,7 +46,6 @@ class ConversationFeature(QObject):
         ctx.content_tabs.add(CONVERSATION, self.pane, "Conversation")
         self._syncing = False
         self._kept_seq: int | None = None
-        self._at_bottom = True
         self.last_error_seq: int | None = None  # where the last error walk landed (tests, status)
 
         self.tab_action = self._action("Con&versation", lambda: ctx.show_tab(CONVERSATION), CONVERSATION_KEY)
@@ -107,8 +106,6 @@ class ConversationFeature(QObject):
 
     def _before_reset(self) -> None:
         self._kept_seq = self.pane.current_seq()
-        bar = self.pane.list.verticalScrollBar()
-        self._at_bottom = bar.value() >= bar.maximum() - 4
 
     def _after_reset(self) -> None:
         """The blocks were rebuilt (a session opened, older turns loaded, a live append): keep the place."""
@@ -116,14 +113,7 @@ class ConversationFeature(QObject):
         if seq is None:
             node = self.ctx.timeline_pane.current_node()
             seq = node.first_seq if node is not None and node.first_seq >= 0 else None
-        self._syncing = True
-        try:
-            if seq is not None:
-                self.pane.select_seq(seq)
-            if self._at_bottom and (seq is None or self.ctx.timeline_pane.follow.pinned):
-                self.pane.show_tail()
-        finally:
-            self._syncing = False
+        self.pane.restore_place(seq)
 
     def _load_older(self, load_all: bool) -> None:
         tree = self.ctx.timeline_pane.tree
