@@ -65,6 +65,7 @@ PROJECT_MIN_PX = 110
 # The Title never gets narrower than this (a title reads as words, not "Ref…"): in a narrow list the Title
 # stops stretching and the table scrolls sideways to Modified and Events instead (issue 24 item 7).
 TITLE_MIN_PX = 180
+EMPTY_TEXT_MAX_PX = 720  # the empty state's paragraphs wrap at this width
 TAB_NOTE_GAP_PX = 10  # between the "hidden by the filter" note and the tabs / the corner button
 PROJECT_MAX_FRACTION = 0.24  # the Project column never takes more than this share of the table's width (Title: the most)
 # The widest value each fixed-format column can hold (what "size to content" measures).
@@ -131,6 +132,8 @@ class SessionListPane(QWidget):
     session_selected = Signal(str)  # row key
     session_activated = Signal(str)  # Enter: go to the session's content
     demo_requested = Signal()
+    open_file_requested = Signal()  # the empty state's Open file … (a transcript, a bundle, a store)
+    empty_shown = Signal(bool)  # True: the empty state replaced the table (the window gives it the whole width)
     open_root_requested = Signal()
     context_menu_requested = Signal(str, QPoint)  # row key, global position
     shown_changed = Signal()  # the listed rows (filter, project box, refresh) or the current row changed
@@ -223,13 +226,25 @@ class SessionListPane(QWidget):
         self.open_button = choose = QPushButton("Open folder …  (Ctrl+O)", self.empty)
         choose.setToolTip("Choose the folder that holds your sessions")
         choose.clicked.connect(self.open_root_requested)
+        self.open_file_button = open_file = QPushButton("Open file …  (Ctrl+Shift+O)", self.empty)
+        open_file.setToolTip("Open one session's transcript, a support bundle or a SQLite store")
+        open_file.clicked.connect(self.open_file_requested)
+        # Where the harness keeps its sessions (the window says it: it knows the resolved path).
+        self.hint_label = QLabel(self.empty)
+        self.hint_label.setWordWrap(True)
+        self.hint_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.hint_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hint_label.hide()
         el = QVBoxLayout(self.empty)
         el.addStretch(1)
-        el.addWidget(self.empty_label)
+        for label in (self.empty_label, self.hint_label):  # a readable line length across a wide window
+            label.setMaximumWidth(EMPTY_TEXT_MAX_PX)
+            el.addWidget(label, 0, Qt.AlignmentFlag.AlignHCenter)
         row = QHBoxLayout()
         row.addStretch(1)
-        row.addWidget(demo)
         row.addWidget(choose)
+        row.addWidget(open_file)
+        row.addWidget(demo)
         row.addStretch(1)
         el.addLayout(row)
         el.addStretch(2)
@@ -268,9 +283,16 @@ class SessionListPane(QWidget):
     def show_empty(self, message: str) -> None:
         self.empty_label.setText(message)
         self.stack.setCurrentWidget(self.empty)
+        self.empty_shown.emit(True)
 
     def show_table(self) -> None:
         self.stack.setCurrentWidget(self.table)
+        self.empty_shown.emit(False)
+
+    def set_hint(self, text: str) -> None:
+        """A second paragraph of the empty state (rich text; empty hides it)."""
+        self.hint_label.setText(text)
+        self.hint_label.setVisible(bool(text))
 
     def current_key(self) -> str | None:
         idx = self.table.currentIndex()

@@ -70,7 +70,7 @@ from app.gui.window.prompts import WindowPrompts
 from app.gui.window.search_wiring import SearchFeatures
 from app.gui.window.sources import WindowSources
 from app.gui.window.tabs import HEADER, RAW, TIMELINE, ContentTabs
-from app.paths import demo_root_path
+from app.paths import default_root, demo_root_path
 from persistence import CoordinatedPersistence
 
 COUNTED_STATUSES = ("open-turn", "torn-tail", "corrupt", "unreadable", "symlink", "unsupported", "busy", "missing")
@@ -162,7 +162,7 @@ class MainWindow(QMainWindow):
         self.content_tabs.show(TIMELINE)
         self.banner = SessionBanner(self)
         self.session_label = self.banner.label
-        right = QWidget(self)
+        right = self.content_area = QWidget(self)
         rl = self._content_layout = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 4, 0)
         rl.setSpacing(2)
@@ -235,6 +235,8 @@ class MainWindow(QMainWindow):
         lp.session_activated.connect(self._focus_content)
         lp.demo_requested.connect(self.open_demo)
         lp.open_root_requested.connect(self.sources.choose_folder)
+        lp.open_file_requested.connect(self.sources.choose_file)
+        lp.empty_shown.connect(self._show_first_run)
         lp.context_menu_requested.connect(self._list_menu)
         lp.shown_changed.connect(self._show_hidden_note)
         lp.message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
@@ -325,6 +327,20 @@ class MainWindow(QMainWindow):
         self.root_error = None
         self._update_actions()
         return self.controller.open_root(root, opener)
+
+    def _show_first_run(self, empty: bool) -> None:
+        """No session to show (an empty, missing or unreadable root): the empty state takes the whole width,
+        saying where the harness keeps its sessions, instead of an empty timeline beside it (issue 24 item 9)."""
+        self.content_area.setVisible(not empty)
+        if not empty:
+            return
+        harness = default_root()
+        state = "" if os.path.isdir(harness) else " — it does not exist yet (the harness makes it with its first session)"
+        self.list_pane.set_hint(
+            "The harness keeps its sessions in <code>$DSH_HOME/sessions</code>, else <code>~/.dsh/sessions</code>;"
+            f" on this computer: <b>{html.escape(harness)}</b>{state}.<br>Open a folder of sessions, one session's file"
+            " (a transcript, a support bundle, a SQLite store), or look around in the demo."
+        )
 
     def show_source_failure(self, path: str, message: str) -> None:
         """A path that is no source (or could not be opened): said where the sessions would be."""
