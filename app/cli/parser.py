@@ -22,6 +22,29 @@ from persistence import SessionArgumentError
 
 BACKENDS = ("jsonl", "jsonl-zstd", "jsonl-none", "sqlite")
 PROG = "sessionscope"
+# The window's content tabs by key (``app.gui.window.tabs`` and the features' own), for ``--tab``: listed here
+# so that a mistyped one is a usage error before Qt is imported.
+TAB_KEYS = ("header", "timeline", "conversation", "raw", "stats")
+THEMES = ("light", "dark", "system")  # ``app.gui.theme``'s choices
+MAX_WINDOW_SIDE = 16384
+
+
+def parse_window_size(text: str) -> tuple[int, int]:
+    """``1400x900`` as (1400, 900); ValueError for anything else (each side 200 to 16384 pixels)."""
+    m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", text)
+    if m is None:
+        raise ValueError(f"not WIDTHxHEIGHT: {text!r}")
+    width, height = int(m[1]), int(m[2])
+    if not (200 <= width <= MAX_WINDOW_SIDE and 200 <= height <= MAX_WINDOW_SIDE):
+        raise ValueError(f"each side must be 200 to {MAX_WINDOW_SIDE} pixels: {text!r}")
+    return width, height
+
+
+def _size_argument(text: str) -> tuple[int, int]:
+    try:
+        return parse_window_size(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 class UsageError(SessionArgumentError):
@@ -110,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="window",
         help="with --screenshot: the window, Help > About, or the crash dialog of a deliberate error",
     )
+    parser.add_argument("--tab", choices=TAB_KEYS, help="the content tab to show (with --screenshot: the one saved)")
+    parser.add_argument("--theme", choices=THEMES, help="the window's theme for this run (View > Theme keeps the saved one)")
+    parser.add_argument("--size", metavar="WxH", type=_size_argument, help="the window's size, e.g. 1024x700 (for --screenshot)")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb in VERBS:
         p = sub.add_parser(verb.name, help=verb.help)

@@ -55,6 +55,8 @@ def launch_gui(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if getattr(args, "source", None) is not None:
         options["source"] = args.source  # ``sessionscope PATH``: the window on that source
+    for name in ("tab", "theme", "size"):  # absent from a link's arguments
+        options[name] = getattr(args, name, None)
     return int(
         run_app(
             root=args.root,

@@ -59,12 +59,18 @@ def run_app(
     seq: int | None = None,
     screenshot_of: str = "window",
     source: str | None = None,
+    theme: str | None = None,
+    size: tuple[int, int] | None = None,
 ) -> int:
     """Open the window (on ``source`` when given, else on ``root``); with ``screenshot`` save a PNG of it
     once loaded and return (0 on success).
 
     Exit 2 without trying when Qt cannot open a window here (no display, missing libraries): Qt itself
     would abort the process (134) with a misleading hint.
+
+    ``tab``: the content tab to show (by key); ``theme``: ``light``, ``dark`` or ``system`` for this run,
+    applied before the window exists (View > Theme's saved choice is not changed); ``size``: the
+    window's (width, height), for screenshots at a given size.
     """
     from app.gui.runtime.display_check import display_problem
     from app.gui.runtime.quit_signals import QuitSignals
@@ -88,6 +94,8 @@ def run_app(
             seq=seq,
             screenshot_of=screenshot_of,
             source=source,
+            theme=theme,
+            size=size,
         )
     finally:
         signals.restore()
@@ -105,6 +113,8 @@ def _open_window(
     seq: int | None,
     screenshot_of: str,
     source: str | None = None,
+    theme: str | None = None,
+    size: tuple[int, int] | None = None,
 ) -> int:
     import qasync
     from PySide6.QtGui import QIcon
@@ -133,9 +143,15 @@ def _open_window(
     icon = QIcon(str(icon_path)) if icon_path.exists() else QIcon()
     app.setWindowIcon(icon)
 
+    if theme is not None:
+        from app.gui import theme as themes
+
+        themes.apply(app, theme)  # before the window: it wins over View > Theme's saved choice for this run
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    window = MainWindow(restore_geometry=screenshot is None, icon=icon)
+    window = MainWindow(restore_geometry=screenshot is None and size is None, icon=icon)
+    if size is not None:
+        window.resize(*size)
     reporter = CrashReporter(lambda: window, lambda m: window.statusBar().showMessage(m, 15_000), parent=app)
     reporter.install()
     window.show()
@@ -161,6 +177,8 @@ def _open_window(
             window.open_root(path, session=session, seq=seq)
         else:  # any source (a root as before, a transcript, a bundle: File > Open's path), opened before the capture waits
             await window.sources.open(source or root or default_root(), session=session or None, seq=seq)
+        if tab is not None and not screenshot:
+            window.content_tabs.show(tab)
         if screenshot:
             result["code"] = await capture(window, screenshot, tab=tab, timeout=timeout, subject=screenshot_of)
             window.close()

@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import glossary
 from app.gui import style, theme
 from app.gui.models.json_tree_model import JsonTreeModel
 from app.gui.models.raw_lines import BYTE_COL, FRAME_COL, FULL_TEXT_ROLE, LINE_COL, TEXT_COL, RawLinesModel
@@ -60,8 +61,6 @@ from app.rawview.json_tokens import ROLES, ends_in_string, fold_long_lines, rend
 from app.rawview.json_tree import JsonTree
 
 PRETTY_LIMIT = 400_000
-LINE_DIGITS = 7  # the Line column fits line 9,999,999 unelided
-BYTE_DIGITS = 11  # the Byte column fits byte 999,999,999 (with separators)
 GO_TO_DAMAGE_KEY = "F8"  # as "next problem" in common editors; the window's View menu holds the action
 GO_TO_KEY = "Ctrl+J"  # "jump": Ctrl+G is Find in this session, Ctrl+L the session list
 # Longer lines are shown in pieces: a text view lays a line out whole, and wrapping one 200 KB line took seconds.
@@ -180,7 +179,6 @@ class RawPane(QWidget):
         self._row_height = v.fontMetrics().height() + 4
         v.verticalHeader().setDefaultSectionSize(self._row_height)
         self._wrapped_row = -1
-        self._columns_laid_out = 0
         self._columns_pending = True
         model.modelReset.connect(self._lay_out_columns)
 
@@ -196,7 +194,7 @@ class RawPane(QWidget):
         self.tree.setModel(self.tree_model)
         self.tree.setUniformRowHeights(True)  # no per-row size asks: a 5,000-member array scrolls as fast as 5
         self.tree.header().setStretchLastSection(True)
-        self.tree.setColumnWidth(0, 180)
+        self.tree.setColumnWidth(0, 130)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._tree_menu)
         self.copy_value_button = QPushButton("Copy value", self)
@@ -332,20 +330,25 @@ class RawPane(QWidget):
         compute its scroll range for a zero-height viewport, and a selection synced from the timeline
         then scrolls a long text (opened at its top) to the bottom.
         """
-        n = self.model.columnCount()
-        if n == self._columns_laid_out:
-            return
         if not self.view.isVisible():
             self._columns_pending = True
             return
         self._columns_pending = False
-        self._columns_laid_out = n
+        n = self.model.columnCount()
         v, h = self.view, self.view.horizontalHeader()
         digits = v.fontMetrics().horizontalAdvance
-        for col, width in ((LINE_COL, "0" * LINE_DIGITS), (BYTE_COL, "0" * BYTE_DIGITS), (FRAME_COL, "0" * 6)):
+        # Wide enough for this text with room to grow (a live log), no wider: at 1024 px the text needs the room.
+        t = self.model.text
+        last_offset = max((t.file_offset(i) for i in range(max(0, len(t) - 4), len(t))), default=0)
+        widths = {
+            LINE_COL: max(5, len(glossary.number(len(t))) + 1),
+            BYTE_COL: max(7, len(glossary.number(max(0, last_offset))) + 2),
+            FRAME_COL: max(6, len(glossary.number(len(t.frame_starts))) + 1),  # the header "Frame" fits
+        }
+        for col, width in widths.items():
             if col < n:
                 h.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-                v.setColumnWidth(col, digits(width) + 14)
+                v.setColumnWidth(col, digits("0" * width) + 14)
         h.setSectionResizeMode(TEXT_COL, QHeaderView.ResizeMode.Stretch)
         if h.visualIndex(TEXT_COL) != n - 1:
             h.moveSection(h.visualIndex(TEXT_COL), n - 1)

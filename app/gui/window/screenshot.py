@@ -56,7 +56,11 @@ async def capture(
     if not ok:
         log.warning("screenshot: not everything loaded within %.0f s; saving what is shown", timeout)
     if tab is not None:
-        window.content_tabs.show(tab)  # by key: header, timeline, raw, stats
+        if window.content_tabs.index(tab) < 0:
+            log.error("screenshot: no tab %r (there are: %s)", tab, ", ".join(window.content_tabs.keys()))
+            ok = False
+        window.content_tabs.show(tab)  # by key: header, timeline, conversation, raw, stats
+        log.info("screenshot: tab %s, %dx%d", window.content_tabs.current(), window.width(), window.height())
     target: QWidget | None = window
     if subject == "about":
         target = window.show_about()
