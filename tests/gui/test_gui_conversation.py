@@ -236,3 +236,18 @@ def test_scrolling_to_the_top_loads_older_turns_and_keeps_the_blocks_in_view(
     top = pane.list.visualRect(model.index(row)).top()
     assert 0 <= top <= pane.list.viewport().height() // 4
     assert pane.list.verticalScrollBar().value() > 0
+
+
+def test_a_search_hit_in_an_older_turn_is_selected_in_the_conversation(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path
+) -> None:
+    w, conv, records = _open(qtbot, make_window, arun, tmp_path)
+    w.show_tab(CONVERSATION)
+    target = next(ev["seq"] for ev in records if ev["type"] == "user/message" and ev["data"]["content"][0]["text"] == "prompt 7")
+    row = w.session_model.find_id("long")
+    assert w.search.navigator.go_to(row.key, "long", target)
+    assert w.content_tabs.current() == CONVERSATION  # the reader stays in the view they read
+    block = conv.pane.current_block()
+    assert block is not None and block.kind == "prompt" and block.body == "prompt 7"
+    node = w.timeline_pane.current_node()
+    assert node is not None and node.first_seq == target

@@ -68,6 +68,10 @@ class ConversationModel(QAbstractListModel):
                 out.append(node)
         return out
 
+    def stale(self) -> bool:
+        """The timeline changed and the rebuild has not run yet (it runs on the next event-loop turn)."""
+        return self._timer.isActive()
+
     def rebuild(self) -> None:
         """Blocks for the timeline's loaded top-level nodes (a node's blocks are reused while it is unchanged)."""
         self._timer.stop()

@@ -24,10 +24,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from app.gui.models.conversation import ConversationModel
 from app.gui.views.conversation_pane import ConversationPane
 from app.gui.window.context import WindowContext
-from app.gui.window.tabs import RAW, TIMELINE
+from app.gui.window.tabs import CONVERSATION, RAW, TIMELINE
 from app.timeline import ERROR, TimelineNode
 
-CONVERSATION = "conversation"
 CONVERSATION_KEY = "Ctrl+5"
 NEXT_ERROR_KEY = "F9"  # F8 is "Go to damage": the next problem of another kind
 PREVIOUS_ERROR_KEY = "Shift+F9"
@@ -88,7 +87,9 @@ class ConversationFeature(QObject):
             return
         self._syncing = True
         try:
-            self.pane.select_seq(node.first_seq)
+            if not self.pane.select_seq(node.first_seq) and self.model.stale():
+                self.model.rebuild()  # the timeline just loaded the older turn this row is in (a search hit)
+                self.pane.select_seq(node.first_seq)
         finally:
             self._syncing = False
 

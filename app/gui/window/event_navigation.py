@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QAbstractItemView, QMenu
 
 from app.gui.controllers.event_history import EventHistory, Place
 from app.gui.window.context import WindowContext
-from app.gui.window.tabs import HEADER, RAW, TIMELINE
+from app.gui.window.tabs import CONVERSATION, HEADER, RAW, TIMELINE
 from app.links import EventLink
 
 LINK_MESSAGE_MS = 8000
@@ -138,7 +138,8 @@ class EventNavigator(QObject):
         idx = w.timeline_model.index_for_seq(p.seq)  # loads older blocks when the event is above them
         line = w.raw_model.text.line_for_seq(p.seq)
         if idx.isValid():
-            w.content_tabs.show(TIMELINE)
+            if w.content_tabs.current() != CONVERSATION:  # a reader of the conversation stays in it (issue 24)
+                w.content_tabs.show(TIMELINE)
             self._select_timeline(idx)
             if line >= 0 and w.raw_pane.current_line() != line:
                 w.raw_pane.select_line(line)  # the sync did not run (the row was already current)

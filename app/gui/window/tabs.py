@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 # The window's own content tabs, in the order it adds them; a feature adds its own under its own key.
 HEADER, TIMELINE, RAW = "header", "timeline", "raw"
 BASE_TABS = (HEADER, TIMELINE, RAW)
+CONVERSATION = "conversation"  # the Conversation feature's tab (window.conversation_wiring): going to an event keeps it
 
 
 class ContentTabs:
@@ -51,4 +52,4 @@ class ContentTabs:
         return tuple(self._keys)
 
 
-__all__ = ["BASE_TABS", "HEADER", "RAW", "TIMELINE", "ContentTabs"]
+__all__ = ["BASE_TABS", "CONVERSATION", "HEADER", "RAW", "TIMELINE", "ContentTabs"]
