@@ -247,3 +247,34 @@ def test_ctrl_j_opens_go_to_in_the_raw_tab(qtbot: Any, make_window: Any) -> None
     assert w.raw_pane.wraps()
     w.raw_pane.wrap_button.click()
     assert not feature.wrap_action.isChecked()
+
+
+def test_a_selection_synced_into_a_tab_never_shown_does_not_scroll_it_but_one_shown_before_does(qtbot: Any) -> None:
+    text = RawText()
+    text.add_text(b"".join(b'{"type":"user/message","seq":%d,"data":{"text":"t"}}\n' % i for i in range(400)))
+    model = RawLinesModel()
+    pane = RawPane(model)
+    qtbot.addWidget(pane)
+    pane.resize(900, 700)
+    model.set_text(text)
+    pane.select_line(390)  # never shown: a zero-height view would put the line at its bottom
+    assert pane.current_line() == 390 and pane.view.verticalScrollBar().value() == 0
+    pane.show()
+    qtbot.waitExposed(pane)
+    pane.select_line(10)
+    pane.hide()
+    pane.select_line(300)  # hidden after being shown: it keeps its height and scrolls as before
+    assert pane.view.verticalScrollBar().value() > 200
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_json_colours_hold_4_5_to_1_on_the_base_in_both_themes(name: str) -> None:
+    from PySide6.QtGui import QColor, QPalette
+
+    from app.gui import style
+    from app.rawview.json_tokens import ROLES
+
+    base = theme.dark_palette().color(QPalette.ColorRole.Base) if name == "dark" else QColor("#ffffff")
+    for role in ROLES:
+        ratio = style.contrast_ratio(theme.color(f"json.{role}", name), base)
+        assert ratio >= 4.5, (role, name, ratio)

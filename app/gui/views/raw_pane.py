@@ -377,9 +377,10 @@ class RawPane(QWidget):
         self.view.selectionModel().setCurrentIndex(
             idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
         )
-        if not self.view.isVisible():
-            # A hidden view has no height to centre in (its scroll range may still be counted): callers that
-            # want the line shown when the tab opens say so with ``show_line``.
+        if self.view.viewport().height() <= 0:
+            # A view never shown has no height to centre in (its scroll range may still be counted, and the
+            # line would land at the bottom): callers that want the line shown when the tab opens say so with
+            # ``show_line``.  A view shown before keeps its height and scrolls while hidden, as it always did.
             return
         self.view.scrollTo(
             idx, QAbstractItemView.ScrollHint.PositionAtCenter if center else QAbstractItemView.ScrollHint.EnsureVisible
