@@ -19,7 +19,7 @@ from app.actions.liveness import verdict_json
 from app.actions.resume import ResumeOutcome
 from app.cli.output import write_out
 from app.cli.results import Loaded, RepairReport, VerifyReport
-from app.glossary import plural
+from app.glossary import EVENT, plural
 from app.search import SearchOutcome
 from persistence import (
     ReadFromResult,
@@ -84,7 +84,7 @@ def snapshots_text(snaps: Sequence[SessionPersistenceSnapshot], _args: argparse.
 
 
 def _inspection_lines(ins: SessionInspection) -> list[str]:
-    lines = [f"session {ins.meta.id}  ({len(ins.events)} events)"]
+    lines = [f"session {ins.meta.id}  ({plural(len(ins.events), EVENT)})"]
     lines += [event_line(e) for e in ins.to_json()["events"]]
     return lines
 
@@ -157,7 +157,7 @@ def repair_text(report: RepairReport, _args: argparse.Namespace) -> str:
     lines.extend("  " + n for n in res.notes)
     if res.backup:
         lines.append(f"  backup: {res.backup}")
-        lines.append(f"  repaired: status now {res.status_after}, {res.events_after} events")
+        lines.append(f"  repaired: status now {res.status_after}, {plural(res.events_after or 0, EVENT)}")
     return "\n".join(lines)
 
 

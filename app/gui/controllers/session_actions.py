@@ -46,6 +46,7 @@ from app.actions import repair as repair_action
 from app.actions import resume as resume_action
 from app.actions.artifacts import ArtifactRef
 from app.actions.liveness import OWN_WRITES
+from app.glossary import EVENT, plural
 from app.gui.controllers.prompts import COPY, TERMINAL, ActionPrompts, ResumeQuestion
 from app.gui.controllers.session_list import SessionListController
 from app.gui.controllers.session_loader import SessionLoader
@@ -243,9 +244,10 @@ class SessionActions(QObject):
         await self._remember_own_write(plan.preview.artifact)
         if result.backup:
             self.repair_backups[row.session_id] = result.backup
-        text = f"Repaired {row.session_id}: now {result.status_after}, {result.events_after:,} events; backup at {result.backup}"
+        events = plural(result.events_after or 0, EVENT)
+        text = f"Repaired {row.session_id}: now {result.status_after}, {events}; backup at {result.backup}"
         if copy_root is not None:
-            now = f"now {result.status_after}, {result.events_after:,} events"
+            now = f"now {result.status_after}, {events}"
             text = f"Repaired a copy of {row.session_id} in {copy_root}: {now}"
             self._show_copy(copy_root, row.session_id)
         else:
@@ -335,7 +337,8 @@ class SessionActions(QObject):
         await self.controller.rescan(paths)
         if self.select_session(new_id):
             self.show_header()  # the Header tab shows the lineage
-        text = f"Forked {row.session_id} after turn {result.after_turn} into {new_id} “{result.title}” ({result.events:,} events)"
+        events = plural(result.events, EVENT)
+        text = f"Forked {row.session_id} after turn {result.after_turn} into {new_id} “{result.title}” ({events})"
         self.message.emit(text)
         self.done.emit("fork", "done", text)
 

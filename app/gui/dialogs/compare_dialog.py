@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.glossary import EVENT, TURN, plural
+from app.glossary import EVENT, TURN, noun, plural
 from app.gui import theme
 from app.gui.dialogs.parts import WARN
 from app.gui.views import insight_format as fmt
@@ -156,7 +156,8 @@ class CompareDialog(QDialog):
         self.heading.setText(
             f"<b>{html.escape(fork_title)}</b> <small>({html.escape(fork_id)})</small> beside its parent "
             f"<b>{html.escape(parent_title)}</b> <small>({html.escape(parent_id)})</small><br>"
-            f"Forked {html.escape(after)}: the fork's first {result.seed_length:,} events were the parent's."
+            f"Forked {html.escape(after)}: the fork's first {plural(result.seed_length, EVENT)} "
+            f"{noun(result.seed_length, 'was', 'were')} the parent's."
         )
         same = "identical in both logs" if result.identical_prefix else "see the note below"
         self.prefix_button.setText(

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from app.actions.backups import BackupInfo
+from app.glossary import plural
 from app.gui.dialogs.parts import WARN, note
 
 
@@ -50,9 +51,10 @@ class RestoreDialog(QDialog):
             if b.problem is not None:
                 text = f"{os.path.basename(b.path)} — {when} — unreadable: {b.problem}"
             elif b.lacking:
-                text = f"{os.path.basename(b.path)} — {when} — {b.records:,} records, {b.lacking:,} of them missing from the log"
+                held = plural(b.records, "record")
+                text = f"{os.path.basename(b.path)} — {when} — {held}, {b.lacking:,} of them missing from the log"
             else:
-                text = f"{os.path.basename(b.path)} — {when} — {b.records:,} records, all still in the log"
+                text = f"{os.path.basename(b.path)} — {when} — {plural(b.records, 'record')}, all still in the log"
             item = QListWidgetItem(text, self.choice)
             if b.problem is not None:
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)

@@ -52,7 +52,7 @@ def fork_point_text(node: LineageNode) -> str:
     if turn is not None:
         parts.append(f"after turn {turn}")
     if seed is not None:
-        parts.append(f"{seed:,} seed events")
+        parts.append(plural(seed, "seed event"))
     if node.missing_parent is not None:
         parts.append(f"parent {node.missing_parent} missing")
     if node.cycle:

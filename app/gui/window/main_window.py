@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QTabW
 
 from app.activity import ActivityLog
 from app.demo import ensure_demo_root
-from app.glossary import plural
+from app.glossary import SESSION, plural
 from app.gui import style
 from app.gui.controllers.diagnosis_pass import DiagnosisPass
 from app.gui.controllers.session_actions import SessionActions
@@ -624,7 +624,7 @@ class MainWindow(QMainWindow):
 
     def _update_counts(self) -> None:
         counts = self.session_model.status_counts()
-        parts = [f"{self.session_model.total:,} sessions"]
+        parts = [plural(self.session_model.total, SESSION)]
         parts += [f"{counts[s]} {style.STATUS_LABELS[s]}" for s in COUNTED_STATUSES if counts.get(s)]
         if counts.get("pending"):
             parts.append(f"diagnosing {counts['pending']:,} …")
