@@ -243,6 +243,8 @@ def test_ctrl_j_opens_go_to_in_the_raw_tab(qtbot: Any, make_window: Any) -> None
     w.content_tabs.show("timeline")
     feature.go_to_action.trigger()
     assert w.content_tabs.current() == "raw" and w.raw_pane.go_bar.isVisible()
+    qtbot.keyClick(w.raw_pane.go_edit, Qt.Key.Key_Escape)  # Esc in the field closes the bar
+    assert not w.raw_pane.go_bar.isVisible()
     feature.wrap_action.trigger()
     assert w.raw_pane.wraps()
     w.raw_pane.wrap_button.click()

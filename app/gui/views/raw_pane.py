@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 
 import orjson
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QObject, QPoint, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
@@ -150,6 +150,24 @@ class JsonColourer(QObject):
             self._busy = False
 
 
+class GoField(QLineEdit):
+    """The go-to field: Esc closes the bar (before the window's Esc shortcut sees it)."""
+
+    escape_pressed = Signal()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Escape:
+            event.accept()  # the key comes here as a key press, not to the window's Esc
+            return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.escape_pressed.emit()
+            return
+        super().keyPressEvent(event)
+
+
 class RawPane(QWidget):
     line_selected = Signal(int)
 
@@ -271,7 +289,8 @@ class RawPane(QWidget):
         for kind in KINDS:
             self.go_kind.addItem(kind, kind)
         self.go_kind.setToolTip("What the number is: a line (as numbered here), an event seq or a file byte offset")
-        self.go_edit = QLineEdit(self.go_bar)
+        self.go_edit = GoField(self.go_bar)
+        self.go_edit.escape_pressed.connect(self.close_go_to)
         self.go_edit.setPlaceholderText("number, or: line 12 · seq 40 · byte 2465 · 0x9a1")
         self.go_edit.setClearButtonEnabled(True)
         self.go_edit.returnPressed.connect(self.go_to_typed)
@@ -460,12 +479,6 @@ class RawPane(QWidget):
             self.select_line(result.line)
             if not self.isVisible():
                 self.show_line(result.line)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() == Qt.Key.Key_Escape and self.go_bar.isVisible():
-            self.close_go_to()
-            return
-        super().keyPressEvent(event)
 
     # ------------------------------------------------------------------ wrap and line breaks
 
