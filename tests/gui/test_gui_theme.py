@@ -152,3 +152,22 @@ def test_a_saved_theme_is_applied_when_the_launch_line_chose_none(
     w = make_window(None)
     assert theme.current() == theme.DARK
     assert {a.text().replace("&", ""): a for a in _theme_menu(w).actions()}["Dark"].isChecked()
+
+
+def test_labels_with_colours_of_their_own_follow_a_theme_switch(
+    qtbot: Any, qapp: Any, make_window: Any, demo_root: str, light_again: None
+) -> None:
+    w = make_window(demo_root)
+    wait_listed(qtbot, w, details=False)
+    w.banner.show_none()
+    theme.apply(qapp, theme.DARK)
+    muted = theme.hex_of("text.muted", theme.DARK)
+    assert muted in w.list_pane.count_label.styleSheet()
+    assert muted in w.search.pane.index_state.styleSheet()
+    assert muted in w.banner.label.text()  # "No session selected"
+    assert theme.hex_of("status.open-turn", theme.DARK) in w.hidden_note.styleSheet()
+    row = next(r for r in w.session_model.rows() if r.status == "corrupt")
+    w.banner.show_row(row)
+    theme.apply(qapp, theme.LIGHT)
+    assert theme.hex_of("status.corrupt", theme.LIGHT) in w.banner.label.text()  # the open session's badge too
+    assert theme.hex_of("text.muted", theme.LIGHT) in w.list_pane.count_label.styleSheet()

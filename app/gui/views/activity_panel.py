@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.glossary import plural
-from app.gui import style
+from app.gui import style, theme
 from app.gui.models.activity_model import COL_ACTION, COL_DETAIL, COL_OUTCOME, COL_SESSION, COL_TIME, ActivityModel
 
 ROW_PADDING_PX = 6  # above and below a row's text line
@@ -41,7 +41,7 @@ class ActivityPanel(QDockWidget):
         layout.setSpacing(2)
         top = QHBoxLayout()
         self.count = QLabel(body)
-        self.count.setStyleSheet(f"color: {style.MUTED};")
+        theme.bind(self.count, lambda: self.count.setStyleSheet(f"color: {style.MUTED};"))
         self.clear_button = QPushButton("C&lear", body)
         self.clear_button.setToolTip("Forget the results listed here (nothing on disk changes)")
         self.clear_button.clicked.connect(model.log.clear)

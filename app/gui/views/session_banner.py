@@ -35,7 +35,7 @@ BANNERS = {
     "unsupported": "✖ unsupported log",
     "missing": "✖ not found by the engine",
 }
-NO_SESSION = f"<span style='color:{style.MUTED}'>No session selected</span>"
+NO_SESSION = "<span style='color:{muted}'>No session selected</span>"  # in the theme's muted colour
 LOADING = "Loading …"
 STOPPED_EARLY = (
     "<b>Reading stopped</b> — only the newest turns of this log are shown and nothing was checked yet; F5 reads the whole log."
@@ -72,9 +72,11 @@ class SessionBanner:
             row.addWidget(w, 0, Qt.AlignmentFlag.AlignVCenter)
             w.hide()
         self.show_none()
+        theme.bind(self.label, self._restyle)
 
     def show_none(self) -> None:
-        self.label.setText(NO_SESSION)
+        self._shown: tuple[SessionRow, bool] | None = None
+        self.label.setText(NO_SESSION.format(muted=style.MUTED))
         self.show_actions(None, restorable=False)
 
     def show_actions(self, snap: SessionSnapshot | None, *, restorable: bool) -> None:
@@ -89,7 +91,15 @@ class SessionBanner:
         self.show_row(row, live=snap.live)
         self.show_actions(snap, restorable=restorable)
 
+    def _restyle(self) -> None:
+        """A theme change: the title line again, in the new theme's colours."""
+        if self._shown is None:
+            self.label.setText(NO_SESSION.format(muted=style.MUTED))
+        else:
+            self.show_row(self._shown[0], live=self._shown[1])
+
     def show_row(self, row: SessionRow, *, live: bool = False) -> None:
+        self._shown = (row, live)
         fg, bg = style.STATUS_COLORS.get(LIVE_STATUS if live else row.status, (style.MUTED, None))
         status = LIVE_BADGE if live else style.STATUS_LABELS.get(row.status, row.status)
         if row.title or row.status == "pending":

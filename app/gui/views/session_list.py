@@ -50,7 +50,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.glossary import SESSION, plural
-from app.gui import style
+from app.gui import style, theme
 from app.gui.models.session_row import SessionRow
 from app.gui.models.sessions import HEADERS, KEY_ROLE, LIVE_LABEL, Col, SessionListModel, project_label
 from app.gui.views.session_table import SessionTable
@@ -98,7 +98,7 @@ class TabBarNote(QLabel):
         super().__init__(tabs)
         self._tabs = tabs
         self.note = ""  # the full text (the label shows it elided to the room there is)
-        self.setStyleSheet(f"color: {style.STATUS_COLORS['open-turn'][0]}")
+        theme.bind(self, lambda: self.setStyleSheet(f"color: {style.STATUS_COLORS['open-turn'][0]}"))
         self.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         tabs.installEventFilter(self)
         self.hide()
@@ -160,7 +160,7 @@ class SessionListPane(QWidget):
         self._last_key = 0.0  # time.monotonic() of the last edit of the filter box
         self._last_current: str | None = None  # the last row made current (the session the window opened)
         self.count_label = QLabel(self)  # "42 of 10,000" while a filter is on
-        self.count_label.setStyleSheet(f"color: {style.MUTED}")
+        theme.bind(self.count_label, lambda: self.count_label.setStyleSheet(f"color: {style.MUTED}"))
         self.count_label.hide()
         self.project = QComboBox(self)
         self.project.setMinimumContentsLength(18)

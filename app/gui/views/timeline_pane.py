@@ -243,6 +243,8 @@ class TimelinePane(QWidget):
         self.banner.setTextFormat(Qt.TextFormat.RichText)
         self.banner.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.banner.setContentsMargins(6, 4, 6, 4)
+        self._banner_status: str | None = None
+        theme.bind(self.banner, self._banner_colours)  # the status colours of the theme in use
         self.tree = TimelineTree(model, self)
         self.detail = QPlainTextEdit(self)
         self.detail.setReadOnly(True)
@@ -279,12 +281,16 @@ class TimelinePane(QWidget):
 
     # ------------------------------------------------------------ banner
 
+    def _banner_colours(self) -> None:
+        fg, bg = style.STATUS_COLORS.get(self._banner_status or "ok", style.STATUS_COLORS["ok"])
+        self.banner.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg or theme.hex_of('banner.bg')}; border-radius: 3px; }}")
+
     def set_banner(self, text: str, status: str | None) -> None:
         if not text:
             self.banner.hide()
             return
-        fg, bg = style.STATUS_COLORS.get(status or "ok", style.STATUS_COLORS["ok"])
-        self.banner.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg or theme.hex_of('banner.bg')}; border-radius: 3px; }}")
+        self._banner_status = status
+        self._banner_colours()
         self.banner.setText(text)
         self.banner.show()
 

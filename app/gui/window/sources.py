@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow
 
+from app.gui import theme
 from app.gui.runtime.jobs import Jobs
 from app.gui.runtime.viewer_store import open_for_viewing
 from app.gui.runtime.worker_threads import Progress
@@ -38,8 +39,15 @@ from app.sources.model import check_words
 from persistence import CoordinatedPersistence, SessionPersistenceError
 
 log = logging.getLogger(__name__)
-OK_STYLE = "QLabel { background: #edf7ed; color: #1e4620; padding: 3px 8px; }"
-MISMATCH_STYLE = "QLabel { background: #fdecea; color: #611a15; padding: 4px 8px; }"
+# A bundle's check above the tabs: (foreground, background) theme roles and padding.
+OK_STYLE = ("status.ok", "banner.bg", "3px 8px")
+MISMATCH_STYLE = ("status.corrupt", "status.corrupt.bg", "4px 8px")
+
+
+def banner_style(kind: tuple[str, str, str]) -> str:
+    fg, bg, padding = kind
+    return f"QLabel {{ background: {theme.hex_of(bg)}; color: {theme.hex_of(fg)}; padding: {padding}; }}"
+
 
 READ_ONLY = "{name} is a received {kind}, opened read-only: it is never written. Use “Repair a copy …” or “Fork into …”."
 
@@ -226,11 +234,11 @@ class WindowSources(QObject):
         if getattr(check, "ok", False):
             count = getattr(check, "files_checked", None)
             ours = f"✓ {name}: every file matches its manifest" + (f" ({count} checked)" if isinstance(count, int) else "")
-            self.check_banner.setStyleSheet(OK_STYLE)
+            self.check_banner.setStyleSheet(banner_style(OK_STYLE))
             self.check_banner.setText(" · ".join([ours, *(html.escape(line, quote=False) for line in lines)]))
         else:
             words = html.escape(check_words(check))
-            self.check_banner.setStyleSheet(MISMATCH_STYLE)
+            self.check_banner.setStyleSheet(banner_style(MISMATCH_STYLE))
             findings = "".join(f"<br>{html.escape(line, quote=False)}" for line in lines)
             self.check_banner.setText(f"<b>{name}: {words}</b>{findings}")
         self.check_banner.show()
