@@ -3,7 +3,7 @@
 The colours are the current theme's (``app.gui.theme``): the tables here are refreshed in place when
 a theme is applied, so read them at paint time (``style.STATUS_COLORS[...]``), never copy them at import.
 
-May import: PySide6.QtGui, ``app.gui.theme`` and the standard library.
+May import: PySide6.QtGui, ``app.gui.theme``, ``app.glossary`` and the standard library.
 """
 
 from __future__ import annotations
@@ -13,20 +13,11 @@ import functools
 
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QPalette
 
+from app.glossary import STATUS_NAMES, size
 from app.gui import theme
 
-STATUS_LABELS: dict[str, str] = {
-    "pending": "…",
-    "ok": "ok",
-    "open-turn": "open turn",
-    "torn-tail": "torn tail",
-    "corrupt": "corrupt",
-    "unsupported": "unsupported",
-    "missing": "missing",
-    "busy": "busy",
-    "unreadable": "unreadable",
-    "symlink": "symlink",
-}
+# The display name of each status is the glossary's (one name per status across window, CLI and exports).
+STATUS_LABELS: dict[str, str] = STATUS_NAMES
 
 # Foreground / background per status (theme roles "status.<name>" and "status.<name>.bg"): strong
 # enough to scan a long list, soft enough to read text on.  Refreshed in place on every theme change.
@@ -127,15 +118,8 @@ def format_ns(ns: int | None) -> str:
 
 
 def format_size(n: int | None) -> str:
-    if n is None:
-        return ""
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KB"
-    if n < 1024**3:
-        return f"{n / 1024 / 1024:.1f} MB"
-    return f"{n / 1024**3:.2f} GB"
+    """A size the glossary's one way (``512 B``, ``1.5 KB``)."""
+    return size(n)
 
 
 def relative_luminance(c: QColor) -> float:
