@@ -119,6 +119,34 @@ def upstream_class_of(error: BaseException) -> str:
     return "Error"
 
 
+def as_engine_error(error: BaseException) -> SessionPersistenceError:
+    """``error`` as one of the engine's errors with a clean one-line message (engine errors unchanged).
+
+    Callers that print failures (the command line, the search and export commands) show the engine's
+    class, never a bare ``TypeError`` or a codec's text: a codec error names the bytes and where they
+    are; a ``TypeError`` is an argument error (upstream's ``TypeError``); anything else keeps its text
+    (an OS error says what the OS said, and the path).
+    """
+    if isinstance(error, SessionPersistenceError):
+        return error
+    if isinstance(error, UnicodeDecodeError):
+        bad = " ".join(f"0x{b:02x}" for b in bytes(error.object[error.start : error.end][:4]))
+        return SessionStorageCorruptError(f"bytes that are not valid UTF-8 ({bad} at byte {error.start})")
+    if isinstance(error, UnicodeError):
+        return SessionStorageCorruptError("text that cannot be encoded (a character outside the encoding)")
+    if isinstance(error, TypeError):
+        return SessionArgumentError(str(error) or type(error).__name__)
+    return SessionPersistenceError(str(error) or type(error).__name__)
+
+
+def error_fields(error: BaseException) -> dict[str, str]:
+    """The typed form of any failure, ``{"class", "message"}`` (upstream's shape): the JS class upstream
+    would throw for the engine error ``error`` becomes (``as_engine_error``) and its one-line message."""
+    clean = as_engine_error(error)
+    message = " ".join((str(clean) or type(clean).__name__).splitlines())
+    return {"class": upstream_class_of(clean), "message": message}
+
+
 def js_error_string(error: BaseException) -> str:
     """JS ``String(error)`` of an engine or OS error, as upstream's messages embed it."""
     if isinstance(error, SessionPersistenceError):

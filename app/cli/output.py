@@ -20,12 +20,11 @@ import sys
 from typing import Any, TextIO
 
 from persistence import (
-    SessionArgumentError,
     SessionNotFoundError,
     SessionPersistenceError,
-    SessionStorageCorruptError,
+    as_engine_error,
+    error_fields,
     js_dumps_str,
-    upstream_class_of,
 )
 
 
@@ -90,29 +89,14 @@ def _elide(message: str) -> str:
 
 
 def engine_error(err: BaseException) -> SessionPersistenceError:
-    """``err`` as one of the engine's errors with a clean message (the engine's own errors unchanged).
-
-    A codec error names the byte and where it is, not the codec; anything else keeps its text (an OS
-    error says what the OS said and the path) under the engine's class of the same kind (a
-    ``TypeError`` is an argument error, upstream's ``TypeError``).
-    """
-    if isinstance(err, SessionPersistenceError):
-        return err
-    if isinstance(err, UnicodeDecodeError):
-        bad = " ".join(f"0x{b:02x}" for b in bytes(err.object[err.start : err.end][:4]))
-        return SessionStorageCorruptError(f"bytes that are not valid UTF-8 ({bad} at byte {err.start})")
-    if isinstance(err, UnicodeError):
-        return SessionStorageCorruptError("text that cannot be encoded (a character outside the encoding)")
-    if isinstance(err, TypeError):
-        return SessionArgumentError(str(err) or type(err).__name__)
-    return SessionPersistenceError(str(err) or type(err).__name__)
+    """``err`` as one of the engine's errors with a clean message (``persistence.as_engine_error``)."""
+    return as_engine_error(err)
 
 
 def error_payload(err: BaseException) -> dict[str, Any]:
-    """The upstream-shaped ``{"error": {"class", "message"}}`` of any failure."""
-    clean = engine_error(err)
-    message = " ".join((str(clean) or type(clean).__name__).splitlines())
-    return {"error": {"class": upstream_class_of(clean), "message": _elide(message)}}
+    """The upstream-shaped ``{"error": {"class", "message"}}`` of any failure (``persistence.error_fields``)."""
+    fields = error_fields(err)
+    return {"error": {**fields, "message": _elide(fields["message"])}}
 
 
 def exit_code_of(err: BaseException) -> int:

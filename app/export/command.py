@@ -17,7 +17,7 @@ from typing import Any
 
 from app.export.exporter import FORMATS, ExportResult, ExportTargetError, export_session
 from app.redact import Redactor
-from persistence import CoordinatedPersistence, js_dumps_str, open_store, upstream_class_of
+from persistence import CoordinatedPersistence, error_fields, js_dumps_str, open_store
 
 
 def redactor_for(redact: bool, redact_home: bool) -> Redactor | None:
@@ -75,11 +75,11 @@ def run_export(
     try:
         result = asyncio.run(_export(root, session_id, fmt, out, backend, force, redactor_for(redact, redact_home)))
     except Exception as err:  # every failure in the typed form, never a traceback
-        cls, message = upstream_class_of(err), str(err) or type(err).__name__
+        fields = error_fields(err)
         code = 2 if isinstance(err, ExportTargetError) else 1
         if json_output:
-            return js_dumps_str({"error": {"class": cls, "message": message}}) + "\n", code
-        return f"sessionscope: {cls}: {message}\n", code
+            return js_dumps_str({"error": fields}) + "\n", code
+        return f"sessionscope: {fields['class']}: {fields['message']}\n", code
     if json_output:
         return js_dumps_str(result_json(result)) + "\n", 0
     return result_text(result) + "\n", 0

@@ -23,7 +23,7 @@ from app.search.indexer import Indexer
 from app.search.language import SearchQueryError, parse_query
 from app.search.progress import IndexProgress, IndexReport
 from app.search.results import SearchFilters, SearchResult
-from persistence import CoordinatedPersistence, SessionPersistenceError, open_store, upstream_class_of
+from persistence import CoordinatedPersistence, SessionPersistenceError, error_fields, open_store
 
 DEFAULT_CLI_LIMIT = 100  # hits printed unless --limit says otherwise
 
@@ -81,11 +81,11 @@ def _error(message: str, as_json: bool) -> SearchOutcome:
 
 def _failure(err: BaseException, as_json: bool) -> SearchOutcome:
     """A root that cannot be opened (the same shape as every verb's failure)."""
-    message = str(err) or type(err).__name__
+    fields = error_fields(err)
     if as_json:
-        payload: dict[str, Any] = {"error": {"class": upstream_class_of(err), "message": message}}
+        payload: dict[str, Any] = {"error": fields}
         return SearchOutcome(jsonlib.dumps(payload, ensure_ascii=False) + "\n", "", 1, value=payload)
-    return SearchOutcome("", f"sessionscope: {upstream_class_of(err)}: {message}\n", 1)
+    return SearchOutcome("", f"sessionscope: {fields['class']}: {fields['message']}\n", 1)
 
 
 async def search_store(
