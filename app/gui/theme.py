@@ -36,7 +36,7 @@ TABLE: dict[str, tuple[str, str]] = {
     "banner.bg": ("#eef7f0", "#1f3325"),
     # session statuses (list cells, banners, lineage, activity)
     "status.pending": ("#5f6368", "#a8adb3"),
-    "status.ok": ("#1b7f3b", "#7fd89b"),
+    "status.ok": ("#187535", "#7fd89b"),
     "status.open-turn": ("#8a4f00", "#f0b35e"),
     "status.open-turn.bg": ("#fff4de", "#3a2c12"),
     "status.torn-tail": ("#a34000", "#ffa574"),
@@ -119,6 +119,10 @@ TABLE: dict[str, tuple[str, str]] = {
     "compare.replaced.bg": ("#ffd9d2", "#45221c"),
     "compare.only-a.bg": ("#dbe9ff", "#1c2b44"),
     "compare.only-b.bg": ("#d9f2dc", "#1a3320"),
+    # the "new events" marker over a following view (white text on a strong blue in both)
+    "marker": ("#ffffff", "#ffffff"),
+    "marker.bg": ("#0b57d0", "#2f65b8"),
+    "marker.hover.bg": ("#0842a0", "#3d74c8"),
     # the focus ring when the palette's highlight is too faint against the base
     "focus.fallback": ("#0b57d0", "#8ab4f8"),
     # charts: Okabe-Ito (colour-blind safe); the dark variants are lighter to hold against a dark base

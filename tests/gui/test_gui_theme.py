@@ -171,3 +171,28 @@ def test_labels_with_colours_of_their_own_follow_a_theme_switch(
     theme.apply(qapp, theme.LIGHT)
     assert theme.hex_of("status.corrupt", theme.LIGHT) in w.banner.label.text()  # the open session's badge too
     assert theme.hex_of("text.muted", theme.LIGHT) in w.list_pane.count_label.styleSheet()
+
+
+# Roles that are not text on a background: chart marks and the focus ring (3:1 applies to those).
+NOT_TEXT = ("chart.", "focus.")
+
+
+@pytest.mark.parametrize("name", [theme.LIGHT, theme.DARK])
+def test_every_text_role_of_the_table_reads_on_its_background(qapp: Any, light_again: None, name: str) -> None:
+    """Each text role against its own ``.bg`` role when it has one, else the theme's Base (and Window);
+    the comparison tints against their text role."""
+    theme.apply(qapp, name)
+    palette = QApplication.palette()
+    grounds = [palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Window)]
+    weak: list[str] = []
+    for role in theme.TABLE:
+        if role.endswith(".bg") or role.startswith(NOT_TEXT) or role == "compare.text":
+            continue
+        fg = theme.color(role, name)
+        backs = [theme.color(f"{role}.bg", name)] if theme.has(f"{role}.bg") else grounds
+        weak += [f"{role} on {b.name()}: {style.contrast_ratio(fg, b):.2f}" for b in backs if style.contrast_ratio(fg, b) < 4.5]
+    for role in (r for r in theme.TABLE if r.startswith("compare.") and r.endswith(".bg")):
+        ratio = style.contrast_ratio(theme.color("compare.text", name), theme.color(role, name))
+        if ratio < 4.5:
+            weak.append(f"compare.text on {role}: {ratio:.2f}")
+    assert not weak, "\n".join(weak)

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import QAbstractItemView, QPushButton, QToolButton, QWidget
 
+from app.gui import theme
+
 AT_BOTTOM_SLACK_PX = 2  # a view scrolling per pixel within this of its maximum is at the bottom (per item: 0 rows)
 MARKER_MARGIN = 12  # px between the floating marker and the bottom edge of the viewport
 PIN_TEXT = "⤓ Follow"
@@ -32,10 +34,15 @@ PIN_TIP = (
     "Follow the tail: new events of a live session scroll into view.\n"
     "On by itself when you scroll to the bottom, off when you scroll up."
 )
-_MARKER_STYLE = (
-    "QPushButton { background: #0b57d0; color: white; border: none; border-radius: 12px; padding: 4px 14px;"
-    " font-weight: 600; } QPushButton:hover { background: #0842a0; }"
-)
+
+
+def _marker_style() -> str:
+    """The "new events" marker in the theme's colours (roles "marker", "marker.bg", "marker.hover.bg")."""
+    fg, bg, hover = (theme.hex_of(r) for r in ("marker", "marker.bg", "marker.hover.bg"))
+    return (
+        f"QPushButton {{ background: {bg}; color: {fg}; border: none; border-radius: 12px; padding: 4px 14px;"
+        f" font-weight: 600; }} QPushButton:hover {{ background: {hover}; }}"
+    )
 
 
 class FollowTail(QObject):
@@ -79,7 +86,7 @@ class FollowTail(QObject):
 
         self.marker = QPushButton(view)
         self.marker.setObjectName("newEventsMarker")
-        self.marker.setStyleSheet(_MARKER_STYLE)
+        theme.bind(self.marker, lambda: self.marker.setStyleSheet(_marker_style()))
         self.marker.setCursor(Qt.CursorShape.PointingHandCursor)
         self.marker.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a click must not take focus from the view
         self.marker.setToolTip("Jump to the new events and follow the tail again (scrolling to the end does too)")
