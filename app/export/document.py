@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from app.glossary import plural
 from app.insight.stats import SessionStats
 
 # Tool arguments and results longer than this many characters are cut, with a note saying how much
@@ -61,13 +62,6 @@ def truncated(text: str, limit: int) -> tuple[str, str]:
     return text[
         :limit
     ], f"[truncated: {len(text) - limit:,} of {len(text):,} characters not shown; the JSONL export has them all]"
-
-
-def plural(n: int, word: str) -> str:
-    """``1 retry``, ``2 retries``, ``1,024 errors``."""
-    if n == 1:
-        return f"1 {word}"
-    return f"{n:,} " + (word[:-1] + "ies" if word.endswith("y") else word + "s")
 
 
 def one_line_text(text: str) -> str:
