@@ -138,7 +138,17 @@ class BlockDelegate(QStyledItemDelegate):
         self._docs: OrderedDict[tuple[Any, ...], QTextDocument] = OrderedDict()
         self._heights: dict[tuple[Any, ...], int] = {}  # painted blocks: their real heights
         self._guesses: dict[tuple[Any, ...], int] = {}  # the others: estimated once (a layout asks for every row)
-        self._pending: set[int] = set()
+        self._rows: dict[int, QSize] = {}  # row -> its size at ``_rows_width``
+        self._rows_width = 0
+        model.modelReset.connect(self.forget_rows)
+        model.dataChanged.connect(self.forget_rows)
+        model.rowsInserted.connect(self.forget_rows)
+        model.rowsRemoved.connect(self.forget_rows)
+        self._pending: QPersistentModelIndex | None = None  # a row whose height a paint corrected
+        self._tell = QTimer(self)
+        self._tell.setSingleShot(True)
+        self._tell.setInterval(0)
+        self._tell.timeout.connect(self._tell_sizes)
         self.mono = style.mono_font()
         self.bold = QFont()
         self.bold.setBold(True)
@@ -174,6 +184,7 @@ class BlockDelegate(QStyledItemDelegate):
             self.clear()
 
     def clear(self) -> None:
+        self._rows = {}
         self._docs.clear()
         self._heights.clear()
         self._guesses.clear()
@@ -190,10 +201,28 @@ class BlockDelegate(QStyledItemDelegate):
         return width - self._indent(block) - 2 * PAD
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        # A layout asks every row (thousands once every turn is loaded, again after each correction):
+        # answered from a per-row table while the width holds, so a layout costs a lookup per row.
+        row = index.row()
+        width = option.rect.width()
+        if not width:
+            parent = self.parent()
+            width = parent.viewport().width() if isinstance(parent, QListView) else 600
+        width = max(200, width)
+        if width != self._rows_width:
+            self._rows_width = width
+            self._rows = {}
+        size = self._rows.get(row)
+        if size is None:
+            size = self._rows[row] = self._size(option, index, width)
+        return size
+
+    def forget_rows(self, *_args: object) -> None:
+        """The rows changed (a rebuild, a block folded or unfolded): sizes are looked up again by block."""
+        self._rows = {}
+
+    def _size(self, option: QStyleOptionViewItem, index: Index, width: int) -> QSize:
         block: Block | None = index.data(BLOCK_ROLE)
-        parent = self.parent()
-        view_width = parent.viewport().width() if isinstance(parent, QListView) else 600
-        width = max(200, option.rect.width() or view_width)
         if block is None:
             return QSize(width, 20)
         header = self._header_height(option)
@@ -284,22 +313,20 @@ class BlockDelegate(QStyledItemDelegate):
             key = self._doc_key(block, width)
             if self._heights.get(key) != height:
                 self._heights[key] = height
+                self._rows.pop(index.row(), None)
                 self._size_changed(index)
         painter.restore()
 
     def _size_changed(self, index: Index) -> None:
-        row = index.row()
-        if row in self._pending:
-            return
-        self._pending.add(row)
-        persistent = QPersistentModelIndex(index)
+        """A painted block is not as tall as estimated: one relayout for every correction of this paint."""
+        self._pending = QPersistentModelIndex(index)
+        self._tell.start()
 
-        def tell() -> None:
-            self._pending.discard(row)
-            if persistent.isValid():
-                self.sizeHintChanged.emit(self.model.index(persistent.row()))
-
-        QTimer.singleShot(0, tell)
+    def _tell_sizes(self) -> None:
+        # One signal is enough: the view lays out every row again, each answered from the tables.
+        pending, self._pending = self._pending, None
+        if pending is not None and pending.isValid():
+            self.sizeHintChanged.emit(self.model.index(pending.row()))
 
     # ------------------------------------------------------------ links
 
