@@ -20,7 +20,17 @@ from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRect, QSignalBlocker, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QGuiApplication, QMouseEvent, QPainter, QTextCursor, QTextDocument
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QGuiApplication,
+    QMouseEvent,
+    QPainter,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -366,9 +376,15 @@ class BlockDelegate(QStyledItemDelegate):
 
 
 def _monospace_code(doc: QTextDocument, mono: QFont) -> None:
-    """Markdown code (fenced and inline) in the monospace font: ``setMarkdown`` marks it fixed-pitch only."""
+    """Markdown code (fenced and inline) in the monospace font (``setMarkdown`` marks it fixed-pitch only),
+    and a fenced block on a band of its own, so it reads as code with its Copy link under it."""
+    band = theme.color("header.section.bg")
     block = doc.begin()
     while block.isValid():
+        if block.blockFormat().hasProperty(QTextFormat.Property.BlockCodeFence):
+            fmt = block.blockFormat()
+            fmt.setBackground(band)
+            QTextCursor(block).setBlockFormat(fmt)
         it = block.begin()
         while not it.atEnd():
             frag = it.fragment()
