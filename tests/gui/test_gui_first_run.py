@@ -47,6 +47,8 @@ def test_an_empty_root_says_where_the_harness_keeps_sessions_and_offers_the_ways
     assert html.escape(default_root()) in text and default_root() == str(tmp_path / "dsh" / "sessions")  # … and its answer
     # Across the content area: the panel takes the window's width, not a third of it.
     assert panel.empty.width() >= w.width() * 0.9
+    for label in (panel.empty_label, panel.hint_label):  # each paragraph shows whole, at a readable width
+        qtbot.waitUntil(lambda lb=label: lb.width() >= 300 and lb.height() >= lb.heightForWidth(lb.width()), timeout=WAIT_MS)
     assert all(b.isVisible() for b in (panel.open_button, panel.open_file_button, panel.demo_button))
     panel.open_button.click()
     panel.open_file_button.click()

@@ -66,6 +66,7 @@ PROJECT_MIN_PX = 110
 # stops stretching and the table scrolls sideways to Modified and Events instead (issue 24 item 7).
 TITLE_MIN_PX = 180
 EMPTY_TEXT_MAX_PX = 720  # the empty state's paragraphs wrap at this width
+EMPTY_TEXT_MARGIN_PX = 16  # on each side of them in a narrow list
 TAB_NOTE_GAP_PX = 10  # between the "hidden by the filter" note and the tabs / the corner button
 PROJECT_MAX_FRACTION = 0.24  # the Project column never takes more than this share of the table's width (Title: the most)
 # The widest value each fixed-format column can hold (what "size to content" measures).
@@ -235,11 +236,10 @@ class SessionListPane(QWidget):
         self.hint_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.hint_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.hint_label.hide()
-        el = QVBoxLayout(self.empty)
+        el = self._empty_layout = QVBoxLayout(self.empty)  # its side margins: set in resizeEvent
         el.addStretch(1)
-        for label in (self.empty_label, self.hint_label):  # a readable line length across a wide window
-            label.setMaximumWidth(EMPTY_TEXT_MAX_PX)
-            el.addWidget(label, 0, Qt.AlignmentFlag.AlignHCenter)
+        el.addWidget(self.empty_label)
+        el.addWidget(self.hint_label)
         row = QHBoxLayout()
         row.addStretch(1)
         row.addWidget(choose)
@@ -497,6 +497,10 @@ class SessionListPane(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_project()
+        # The empty state's paragraphs: a readable line length, centred by the margins (a word-wrapped label
+        # placed with an alignment gets too little height in a box layout and cuts its last lines).
+        side = max(EMPTY_TEXT_MARGIN_PX, (self.width() - EMPTY_TEXT_MAX_PX) // 2)
+        self._empty_layout.setContentsMargins(side, 0, side, 0)
 
     def _header_menu(self, pos: QPoint) -> None:
         """Show or hide columns (Title always shows)."""
