@@ -19,26 +19,31 @@ Stdlib and ``app.timeline`` only (never Qt: the window adapts these nodes in ``a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from app.glossary import OPEN_TURN_INFO
 from app.records import Tokens
 from app.records.errors import error_line
 from app.records.fields import get_path, seq_of
 from app.records.summaries import compact_json, content_text, one_line, tool_arguments_summary
 from app.records.walk import walk
 from app.timeline.event_rows import event_row
+from app.timeline.fold_pieces import (
+    FoldStep,
+    FoldTurn,
+    between_turns,
+    hkey,
+    result_info,
+    step_summary,
+    tool_status,
+    turn_end_reason,
+)
 from app.timeline.nodes import (
     CANCELLED,
     ERROR,
     HUMAN,
-    INTERRUPTED,
     OPEN,
     PRUNED,
     REPAIR_CODES,
-    REPAIR_LABELS,
-    REPAIRED,
     SYNTHETIC,
     TimelineNode,
 )
@@ -48,39 +53,13 @@ CHECKPOINT_MASK = 1023  # ``checkpoint`` runs every 1024 records: ~0.6 ms of fol
 SEEK_BACK_LIMIT = 100_000  # records scanned backwards for a seq that is not its own index (a damaged log)
 
 
-def hkey(value: Any) -> Any:
-    """``value`` as a dict key.  The engine accepts a log whose ``callId`` or chunk ``index`` is a JSON
-    list or object (upstream validates neither), and a dict key must be hashable: such a value is keyed
-    by its text, so the fold shows the log instead of failing on it."""
-    return ("json", compact_json(value)) if isinstance(value, (list, dict)) else value
-
-
-@dataclass(slots=True)
-class _Step:
-    node: TimelineNode
-    # Uncited chunks so far: a record index, or (first index, run) for a packed run of deltas.
-    chunks: list[int | tuple[int, PackedRun]] = field(default_factory=list)
-    usage: Tokens | None = None
-    tools: dict[Any, TimelineNode] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    end_time: Any = None
-
-
-@dataclass(slots=True)
-class _Turn:
-    node: TimelineNode
-    steps: list[_Step] = field(default_factory=list)
-    prompt: str = ""
-    tools: dict[Any, TimelineNode] = field(default_factory=dict)
-
-
 class _Fold:
     def __init__(self, records: Sequence[dict[str, Any]], stored_count: int) -> None:
         self.records = records
         self.stored_count = stored_count
         self.blocks: list[TimelineNode] = []
-        self.turn: _Turn | None = None
-        self.step: _Step | None = None
+        self.turn: FoldTurn | None = None
+        self.step: FoldStep | None = None
         self.loose: list[TimelineNode] = []  # standalone run between turns
         self.loose_start = -1
 
@@ -134,7 +113,7 @@ class _Fold:
     def _flush_loose(self) -> None:
         if not self.loose:
             return
-        self.blocks.append(self.loose[0] if len(self.loose) == 1 else _between_turns(self.loose))
+        self.blocks.append(self.loose[0] if len(self.loose) == 1 else between_turns(self.loose))
         self.loose = []
 
     def _find_tool(self, call_id: Any) -> TimelineNode | None:
@@ -162,7 +141,7 @@ class _Fold:
         self._flush_loose()
         n = get_path(rec, "data", "turn")
         node = self._node("turn", i, f"Turn {n}" if n is not None else "Turn", key=("turn", seq_of(rec, i)))
-        self.turn = _Turn(node)
+        self.turn = FoldTurn(node)
         self.blocks.append(node)
 
     def _end_turn(self, i: int, rec: dict[str, Any]) -> None:
@@ -180,7 +159,7 @@ class _Fold:
             self.turn.node.add(node)
         else:
             self._place(node)
-        self.step = _Step(node)
+        self.step = FoldStep(node)
 
     def _end_step(self, i: int, rec: dict[str, Any]) -> None:
         if self.step is None:
@@ -202,7 +181,7 @@ class _Fold:
             st.end_time = end.get("time")
             if end_index >= self.stored_count:
                 node.flag(SYNTHETIC)
-        node.summary = _step_summary(st)
+        node.summary = step_summary(st)
         node.usage = st.usage
         info = []
         if OPEN in node.flags:
@@ -222,7 +201,7 @@ class _Fold:
             return
         self._close_step(None)
         node = tr.node
-        reason = self._turn_end_reason(node, end_index)
+        reason = turn_end_reason(node, None if end_index is None else self.records[end_index], end_index, self.stored_count)
         total: Tokens | None = None
         for st in tr.steps:
             if st.usage is not None:
@@ -238,33 +217,9 @@ class _Fold:
             node.flag(ERROR)
         self.turn = None
 
-    def _turn_end_reason(self, node: TimelineNode, end_index: int | None) -> str:
-        """Why the turn ended, as the row says it; flags the turn node and records the end event's seq."""
-        if end_index is None:
-            node.flag(OPEN)
-            return OPEN_TURN_INFO
-        end = self.records[end_index]
-        node.seqs.append(seq_of(end, end_index))
-        kind = get_path(end, "data", "reason", "kind")
-        reason = str(kind) if kind else "ended"
-        if kind == "interrupted":
-            node.flag(INTERRUPTED, REPAIRED)
-            reason = "interrupted (crash)"
-        elif kind == "aborted":
-            why = get_path(end, "data", "reason", "reason", "kind")
-            reason = f"aborted ({why})" if why else "aborted"
-        elif kind == "error":
-            node.flag(ERROR)
-            msg = get_path(end, "data", "reason", "error", "message")
-            reason = f"error: {one_line(msg, 80)}" if msg else "error"
-        if end_index >= self.stored_count:
-            node.flag(SYNTHETIC)
-            reason += " · synthetic"
-        return reason
-
     # -------------------------------------------------------- streams
 
-    def _flush_stream(self, st: _Step, *, final: bool, retry_index: int | None = None) -> None:
+    def _flush_stream(self, st: FoldStep, *, final: bool, retry_index: int | None = None) -> None:
         """Chunks no message cited: a failed attempt (retry) or a stream that never got its message."""
         if not st.chunks:
             return
@@ -333,7 +288,7 @@ class _Fold:
             return
         self.step.chunks.append((i, run))
 
-    def _take_stream(self, st: _Step) -> tuple[dict[Any, list[int]], list[int]]:
+    def _take_stream(self, st: FoldStep) -> tuple[dict[Any, list[int]], list[int]]:
         """The step's pending chunks, as seqs by content-block index plus the rest (usage, finish, unindexed).
 
         Chunks of failed attempts were closed off at their llm/retry, so what is pending is the stream
@@ -526,13 +481,13 @@ class _Fold:
         failed = first.get("isError") is True or err is not None
         # What failed, in the output's own words ("AssertionError: …"), not only its code (issue 24).
         why = error_line(text, err) if failed and code not in REPAIR_CODES else ""
-        node.info = _result_info(node, failed, code, get_path(data, "meta"), why)
+        node.info = result_info(node, failed, code, get_path(data, "meta"), why)
         tool = self._find_tool(call_id)
         if tool is None:
             self._place(node)
             return
         tool.add(node)
-        tool.info = _tool_status(tool, node, code, why)
+        tool.info = tool_status(tool, node, code, why)
 
     def _approval(self, i: int, rec: dict[str, Any]) -> None:
         data = rec.get("data")
@@ -615,89 +570,6 @@ _HANDLERS: dict[str, Handler] = {
     EventType.TOOL_CODE_DISPATCH: _Fold._code_dispatch,
     EventType.LLM_RETRY: _Fold._retry,
 }
-
-
-# ---------------------------------------------------------------- pieces of rows
-
-
-def _between_turns(loose: list[TimelineNode]) -> TimelineNode:
-    """The group row of a run of standalone events between turns."""
-    first = loose[0]
-    kinds: list[str] = []
-    for n in loose:
-        if n.label not in kinds:
-            kinds.append(n.label)
-    title = next((n.summary for n in loose if n.kind == "title"), "")
-    group = TimelineNode(
-        "group",
-        ("group", first.seq),
-        "Between turns",
-        (f"“{title}” · " if title else "") + ", ".join(kinds[:6]) + (" …" if len(kinds) > 6 else ""),
-        f"{len(loose)} events",
-        first.seq,
-        first.index,
-        [],
-        first.time,
-    )
-    for n in loose:
-        group.add(n)
-    return group
-
-
-def _step_summary(st: _Step) -> str:
-    """What a step produced: counts of reasoning/text/tool-call blocks, then the tools it called."""
-    bits = []
-    for kind, label in (("reasoning", "reasoning"), ("text", "text"), ("tool", "tool call")):
-        c = st.counts.get(kind, 0)
-        if c:
-            bits.append(label if c == 1 else f"{c} {label}s")
-    if not bits:
-        bits.append("no model output")
-    tools = [n.label.removeprefix("Tool · ") for n in st.node.children if n.kind == "tool"]
-    if tools:
-        bits.append(", ".join(dict.fromkeys(tools)))
-    return " · ".join(bits)
-
-
-def _result_info(node: TimelineNode, failed: bool, code: Any, meta: Any, why: str = "") -> str:
-    """The info text of a tool result; flags the node ``error`` / ``repaired``."""
-    info: list[str] = []
-    if failed:
-        node.flag(ERROR)
-        info.append(_error_text(code, why))
-    if code in REPAIR_CODES:
-        node.flag(REPAIRED)
-        info = [REPAIR_LABELS[code]]
-    if isinstance(meta, dict):
-        if "exitCode" in meta:
-            info.append(f"exit {meta['exitCode']}")
-        if "durationMs" in meta:
-            info.append(f"{meta['durationMs']} ms")
-    if SYNTHETIC in node.flags:
-        info.append("synthetic")
-    return " · ".join(info)
-
-
-def _error_text(code: Any, why: str) -> str:
-    """An error's Info text, the cause first (a narrow cell keeps it), then the code: "error: AssertionError: … · CODE"."""
-    if why:
-        return f"error: {why}" + (f" · {code}" if code and str(code) not in why else "")
-    return f"error {code}" if code else "error"
-
-
-def _tool_status(tool: TimelineNode, result: TimelineNode, code: Any, why: str = "") -> str:
-    """A tool row's info once its result is in; the tool takes the result's error/repaired/synthetic flags."""
-    status = "ok"
-    if ERROR in result.flags:
-        status = _error_text(code, why)
-        tool.flag(ERROR)
-    if REPAIRED in result.flags:
-        status = REPAIR_LABELS.get(code, str(code))
-        tool.flag(REPAIRED)
-    if SYNTHETIC in result.flags:
-        tool.flag(SYNTHETIC)
-        status += " · synthetic"
-    return status
 
 
 def derive(
