@@ -120,10 +120,10 @@ def location_text(loc: SessionLocation | None, _args: argparse.Namespace) -> str
 
 def repair_json(report: RepairReport) -> Any:
     out = report.result.to_json()
-    # The conversation's view of the change (the preview object keeps its shape): the sentence and each lost event.
-    out["story"] = report.result.preview.story
-    out["lostEvents"] = [e.to_json() for e in report.result.preview.lost]
     if report.dry_run:
+        # The conversation's view of the change (the preview object and a real run's output keep their shape).
+        out["story"] = report.result.preview.story
+        out["lostEvents"] = [e.to_json() for e in report.result.preview.lost]
         # The verdict a real run would meet, with every signal that fired (null: nothing would be written).
         out["liveness"] = None if report.liveness is None else verdict_json(report.liveness)
     return out
