@@ -11,6 +11,7 @@ from typing import Any
 
 import damagedkit as dk
 import pytest
+import sessionkit as sk
 from guikit import WAIT_MS, wait_listed, wait_opened
 
 from app.gui import style
@@ -68,3 +69,21 @@ def test_a_damaged_session_keeps_its_title_prefix_and_numbers_everywhere_in_the_
     assert pane.stats.events == readable
     assert pane.stats.tool_calls == 1
     assert pane.stats.title == dk.TITLE[sid]
+
+
+@pytest.mark.parametrize("compression", ["zstd", "none"])
+def test_a_transcript_whose_header_fails_validation_is_listed_by_its_title(
+    qtbot: Any, make_window: Any, tmp_path: Path, compression: str
+) -> None:
+    """A bad header is a listing problem (never diagnosed before): the row now also reads the readable part."""
+    root = tmp_path / "root"
+    header = sk.header_line(dk.CORRUPT, dk.CWD, createdAt="yesterday")  # not a count: the header fails validation
+    path = sk.artifact(root, dk.CWD, dk.CORRUPT, compression)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(sk.encode_log(header, [dk.readable_turn(dk.CORRUPT)], compression))
+    w = make_window(root)
+    wait_listed(qtbot, w)
+    row = w.session_model.find_id(dk.CORRUPT)
+    assert row.status == "corrupt" and "header" in row.reason
+    qtbot.waitUntil(lambda: row.title is not None, timeout=WAIT_MS)
+    assert display_text(row, Col.TITLE) == dk.TITLE[dk.CORRUPT]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+NAMED_PROBLEMS = ("corrupt", "unsupported")  # listing problems of a transcript that may still name its session
 READABLE = ("ok", "open-turn", "torn-tail")  # statuses whose events can be shown (a crash is closed in memory)
 
 
@@ -116,7 +117,13 @@ class SessionRow:
 
     @property
     def needs_details(self) -> bool:
-        if self.problem_status is not None or self.meta is None:
+        if self.problem_status is not None:
+            # A transcript whose header fails validation still has a readable part naming it (issue 24
+            # item 5): the background pass reads its title.  A folder, a link or an unreadable entry does not.
+            named = self.problem_status in NAMED_PROBLEMS and bool(self.session_id and self.path and self.compression)
+            if not named or (self.revision or "").startswith("problem:"):
+                return False
+        elif self.meta is None:
             return False
         return self.details is None or self.details.revision != self.revision
 
