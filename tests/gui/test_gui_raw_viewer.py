@@ -280,3 +280,14 @@ def test_json_colours_hold_4_5_to_1_on_the_base_in_both_themes(name: str) -> Non
     for role in ROLES:
         ratio = style.contrast_ratio(theme.color(f"json.{role}", name), base)
         assert ratio >= 4.5, (role, name, ratio)
+
+
+def test_the_summary_keeps_its_whole_text_and_gives_way_to_the_buttons(qtbot: Any) -> None:
+    pane = _pane(qtbot, RawText())
+    long = "session.jsonl.zstd · zstd frames, decoded · 2,330 lines · 567.0 KB decoded · " + "more words " * 20
+    pane.set_info(long)
+    pane.damage_button.show()
+    pane.resize(600, 400)
+    qtbot.waitUntil(lambda: pane.info.geometry().right() < pane.go_to_button.geometry().left())
+    assert pane.info.text() == long == pane.info.toolTip()  # what tests and copies read is all of it
+    assert pane.go_to_button.isVisible() and pane.damage_button.geometry().right() <= pane.width()

@@ -22,12 +22,13 @@ from __future__ import annotations
 import json
 
 import orjson
-from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
     QKeyEvent,
-    QResizeEvent,
+    QPainter,
+    QPaintEvent,
     QShowEvent,
     QTextCharFormat,
     QTextLayout,
@@ -150,6 +151,28 @@ class JsonColourer(QObject):
             self._busy = False
 
 
+class ElidedLabel(QLabel):
+    """A one-line label that paints its text elided to its width; ``text()`` stays the whole text (also the tooltip).
+
+    Why: the Raw tab's summary sat beside the buttons with an ignored width, so they painted over its last
+    words; a fixed width would push the buttons out of a 1024 px window instead.
+    """
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setToolTip(text)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(40, super().minimumSizeHint().height())
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        rect = self.contentsRect()
+        shown = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        self.style().drawItemText(painter, rect, int(align), self.palette(), self.isEnabled(), shown, self.foregroundRole())
+
+
 class GoField(QLineEdit):
     """The go-to field: Esc closes the bar (before the window's Esc shortcut sees it)."""
 
@@ -174,14 +197,11 @@ class RawPane(QWidget):
     def __init__(self, model: RawLinesModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
-        self.info = QLabel(self)
+        self.info = ElidedLabel(self)
         self.info.setContentsMargins(6, 4, 6, 4)
         theme.bind(self.info, lambda: self.info.setStyleSheet(f"color: {theme.hex_of('text.muted')};"))
-        # The label gives way to the buttons and elides itself (the full text is its tooltip): a fixed
-        # width would push the buttons out, an ignored one let them paint over its last words.
+        # The label gives way to the buttons and paints itself elided (the full text is its tooltip).
         self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.info.setMinimumWidth(80)
-        self._info_text = ""
         self.view = QTableView(self)
         v = self.view
         v.setModel(model)
@@ -330,17 +350,7 @@ class RawPane(QWidget):
     # ------------------------------------------------------------------ the bar
 
     def set_info(self, text: str) -> None:
-        self._info_text = text
-        self.info.setToolTip(text)
-        self._elide_info()
-
-    def _elide_info(self) -> None:
-        width = max(0, self.info.width() - 12)
-        self.info.setText(self.info.fontMetrics().elidedText(self._info_text, Qt.TextElideMode.ElideRight, width))
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        QTimer.singleShot(0, self._elide_info)  # once the layout has given the label its new width
+        self.info.setText(text)
 
     def _lay_out_columns(self) -> None:
         """Line, Byte, Frame, then Text (the model keeps Text at column 1; the header moves it last).
