@@ -67,7 +67,7 @@ MIB: Final = 1024 * 1024
 # Upstream (its own code under Node 24) cannot be run on this machine.  Its reference numbers are
 # derived ONCE, on 2026-12-03, from the issue-12 table and our own numbers then: this very script at
 # the default sizes, run three times with --repeat 7 against a snapshot of the engine before the
-# rewrite (HEAD 0f281ef), the median of the three run medians (all runs: /work/notes/bench12_before.txt).
+# rewrite (HEAD 0f281ef), the median of the three run medians (the runs were kept outside the repository).
 # Each constant is written as
 #     our median then (ms)  /  the issue's ours/upstream ratio for that cell
 # so that, then, ours/upstream printed exactly the issue's ratio.  Where the issue gives a range, the

@@ -173,7 +173,7 @@ def generated_session(i: int, vocab: list[str]) -> tuple[dict[str, Any], list[di
         "version": 0,
         "id": f"s-{i:06d}",
         "createdAt": 1_767_225_600_000 + i * 60_000,
-        "cwd": f"/work/{_MODULES[i % 10]}-{i % 4}",
+        "cwd": f"/home/dev/{_MODULES[i % 10]}-{i % 4}",
     }
     return meta, events
 

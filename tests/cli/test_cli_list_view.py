@@ -34,10 +34,10 @@ def _titled(events: list[dict[str, Any]], title: str) -> list[dict[str, Any]]:
 
 SESSIONS: dict[str, tuple[str, list[dict[str, Any]], int]] = {
     # id: (cwd, events, first event time)
-    "fresh": ("/work/shop", _titled(ck.log(("add a Login page", "ok", ("bash",), 10)), "Login page"), NOW_MS - 3_600_000),
-    "old": ("/work/shop", _titled(ck.log(("fix the build", "ok", (), 10)), "Fix the build"), NOW_MS - 10 * DAY_MS),
+    "fresh": ("/home/dev/shop", _titled(ck.log(("add a Login page", "ok", ("bash",), 10)), "Login page"), NOW_MS - 3_600_000),
+    "old": ("/home/dev/shop", _titled(ck.log(("fix the build", "ok", (), 10)), "Fix the build"), NOW_MS - 10 * DAY_MS),
     # A turn left open (no turn/end): status open-turn.
-    "crashed": ("/work/parser", ck.log(("parse it", "ok", (), 10))[:-1], NOW_MS - 2 * DAY_MS - 3_600_000),
+    "crashed": ("/home/dev/parser", ck.log(("parse it", "ok", (), 10))[:-1], NOW_MS - 2 * DAY_MS - 3_600_000),
 }
 
 
@@ -110,7 +110,7 @@ def test_filters(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert ids("--since", "3d") == {"fresh", "crashed"}
     day = time.strftime("%Y-%m-%d", time.localtime((NOW_MS - 5 * DAY_MS) / 1000))
     assert ids("--since", day) == {"fresh", "crashed"}
-    assert ids("--cwd", "/work/shop") == {"fresh", "old"}
+    assert ids("--cwd", "/home/dev/shop") == {"fresh", "old"}
     assert ids("--title", "LOGIN") == {"fresh"}
     assert ids("--cwd", "shop", "--since", "2d") == {"fresh"}
 

@@ -44,9 +44,9 @@ def root(tmp_path: Path) -> Path:
 
     async def body() -> None:
         store = JsonlSessionPersistence(folder)
-        await store.create(meta("s1", "/work/webshop"))
+        await store.create(meta("s1", "/home/dev/webshop"))
         await store.append("s1", _events("Why is `npm run build` so slow?", "npm run build -- --profile"))
-        await store.create(meta("s2", "/work/parser"))
+        await store.create(meta("s2", "/home/dev/parser"))
         await store.append("s2", _events("Read src/models/order.ts please", "cat src/models/order.ts"))
         await store.close()
 
@@ -119,7 +119,7 @@ def test_reindex_rebuilds_and_appends_are_found(root: Path, capsys: pytest.Captu
 
     async def append() -> None:
         store = JsonlSessionPersistence(root)
-        await store.create(meta("s3", "/work/new"))
+        await store.create(meta("s3", "/home/dev/new"))
         await store.append("s3", _events("the zebrafish deploy", "echo zebrafish"))
         await store.close()
 

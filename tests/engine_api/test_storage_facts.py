@@ -30,7 +30,7 @@ async def _write(root: Path, compression: str, ids: tuple[str, ...]) -> None:
     store = JsonlSessionPersistence(root, compression=compression)
     try:
         for i, sid in enumerate(ids):
-            await store.create(meta(sid, cwd=f"/work/p{i % 2}"))
+            await store.create(meta(sid, cwd=f"/home/dev/p{i % 2}"))
             log = one_turn_log()
             await store.append(sid, log[:3])
             await store.append(sid, log[3:])
@@ -50,7 +50,7 @@ async def _status(root: Path, compression: str, sid: str) -> str:
 def test_testing_damage_is_what_the_engine_reports(tmp_path: Path, compression: str) -> None:
     ids = ("torn", "corrupt", "newer", "fine")
     run(_write(tmp_path, compression, ids))
-    path = {sid: str(artifact(tmp_path, f"/work/p{i % 2}", sid, compression)) for i, sid in enumerate(ids)}
+    path = {sid: str(artifact(tmp_path, f"/home/dev/p{i % 2}", sid, compression)) for i, sid in enumerate(ids)}
     assert damage.tear_tail(path["torn"]) > 0
     damage.corrupt_middle(path["corrupt"])
     assert damage.rewrite_header(path["newer"], version=1)["version"] == 1
@@ -64,7 +64,7 @@ def test_testing_damage_is_what_the_engine_reports(tmp_path: Path, compression: 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 def test_a_broken_header_is_one_bad_row_that_list_skips(tmp_path: Path, compression: str) -> None:
     run(_write(tmp_path, compression, ("bad", "good")))
-    damage.break_header(str(artifact(tmp_path, "/work/p0", "bad", compression)))
+    damage.break_header(str(artifact(tmp_path, "/home/dev/p0", "bad", compression)))
     store = JsonlSessionPersistence(tmp_path, compression=compression)
     try:
         assert [h.id for h in run(store.list())] == ["good"]

@@ -258,7 +258,7 @@ def test_new_sessions_seen_by_the_watcher_become_searchable(qtbot: Any, make_win
 
     async def create(sid: str, prompt: str, created: int) -> None:
         store = JsonlSessionPersistence(root)
-        await store.create({"id": sid, "createdAt": created, "cwd": "/work/app"})
+        await store.create({"id": sid, "createdAt": created, "cwd": "/home/dev/app"})
         await store.append(sid, make_turn(0, 1, prompt))
         await store.close()
 
