@@ -86,7 +86,7 @@ _KEY_CALLS = frozenset(
 PINNED: frozenset[tuple[str, str]] = frozenset(
     {
         ("app/actions/repair.py", " intact record(s) after the damage would be cut"),  # tests/actions/test_repair_safety.py
-        ("app/gui/window/main_window.py", " record(s) that session "),  # tests/gui/test_gui_restore.py
+        ("app/gui/window/restore_offer.py", " record(s) that session "),  # tests/gui/test_gui_restore.py
         ("app/timeline/damaged.py", " stored row(s) from there on are not shown"),  # tests/gui/test_gui_damaged_timeline.py
         ("app/gui/views/stats_pane.py", " call(s), "),  # tests/gui/test_gui_insight.py ("bash — 4 call(s), 2 error(s)")
         ("app/gui/views/stats_pane.py", " error(s) ("),  # same

@@ -11,6 +11,9 @@ after each read (``SessionLoader.snapshot_ready``: list row, banners, Header, ra
 counts, all from one revision), and the loader gets the root from the list controller's ``OpenRoot``.
 Every way of opening a source (File > Open, drops, Open Recent, links, the command line's path) goes
 through ``window.sources`` (``WindowSources``), which hands the window the source's store to show.
+Where the panes sit is ``window.layout``, what every view shows of the open session
+``window.session_display``, the status bar's counts ``window.status_counts`` and the backup offer
+``window.restore_offer`` (split out when this file passed the 600-line limit).
 
 May import every ``app.gui`` package (it is the only module that imports controllers *and* views),
 ``app.demo`` and ``app.paths``.
@@ -24,58 +27,39 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
 from app.activity import ActivityLog
 from app.demo import ensure_demo_root
-from app.glossary import SESSION, plural
-from app.gui import style
 from app.gui.controllers.diagnosis_pass import DiagnosisPass
 from app.gui.controllers.session_actions import SessionActions
 from app.gui.controllers.session_list import DEFAULT_POLL_MS, SessionListController
 from app.gui.controllers.session_loader import OpenSession, SessionLoader
 from app.gui.dialogs.about_dialog import AboutDialog
-from app.gui.models.header_fields import HeaderFieldsModel, header_rows
+from app.gui.models.header_fields import HeaderFieldsModel
 from app.gui.models.raw_lines import RawLinesModel
 from app.gui.models.session_row import SessionRow
-from app.gui.models.session_snapshot import SessionSnapshot
 from app.gui.models.sessions import SessionListModel
 from app.gui.models.timeline import TimelineModel
 from app.gui.runtime.jobs import Jobs
 from app.gui.runtime.worker_threads import Progress
 from app.gui.settings import AppSettings
-from app.gui.views.header_pane import HeaderPane
-from app.gui.views.progress_panel import ProgressPanel
-from app.gui.views.raw_pane import RawPane
-from app.gui.views.selection_sync import SelectionSync
-from app.gui.views.session_banner import (
-    LOADING,
-    REMOVED,
-    STOPPED_EARLY,
-    SessionBanner,
-    raw_summary,
-    seconds_until_stale,
-    snapshot_banner,
-)
-from app.gui.views.session_list import SessionListPane, TabBarNote
-from app.gui.views.status_bar import ElidedLabel, MessageStatusBar
-from app.gui.views.timeline_pane import TimelinePane
 from app.gui.window.features import Features, install_features
 from app.gui.window.insight_wiring import InsightFeatures
 from app.gui.window.keyboard_wiring import KeyboardFeatures
+from app.gui.window.layout import build_panes
 from app.gui.window.menus import TAB_HEADER, TAB_RAW, TAB_TIMELINE, MenuCommands, WindowMenus
 from app.gui.window.prompts import WindowPrompts
+from app.gui.window.restore_offer import offer_restore
 from app.gui.window.search_wiring import SearchFeatures
+from app.gui.window.session_display import SessionDisplay
 from app.gui.window.sources import WindowSources
-from app.gui.window.tabs import HEADER, RAW, TIMELINE, ContentTabs
+from app.gui.window.status_counts import StatusCounts
+from app.gui.window.tabs import HEADER, RAW, TIMELINE
 from app.paths import default_root, demo_root_path
 from persistence import CoordinatedPersistence
-
-COUNTED_STATUSES = ("open-turn", "torn-tail", "corrupt", "unreadable", "symlink", "unsupported", "busy", "missing")
-COUNTS_THROTTLE_MS = 250  # the status bar's counts are redrawn at most this often while diagnoses stream in
-LIVE_SLACK_MS = 50  # a live turn is judged again this long after its quiet period ends (mtime granularity)
 
 
 class MainWindow(QMainWindow):
@@ -117,16 +101,32 @@ class MainWindow(QMainWindow):
             show_header=lambda: self.show_tab(HEADER),
             open_copy=lambda root, sid: self.sources.open(root, session=sid),
         )
-        self.session: OpenSession | None = None  # what the loader handed over for the open session
         self.root_error: str | None = None
-        self._open_key: str | None = None
-        self._live_key: str | None = None  # the open session while its snapshot says a writer is active
         self._want_session: str | None = None
         self.opened_keys: list[str] = []
         self.first_view = asyncio.Event()
         self.activity = ActivityLog()  # View > Activity shows it; every feature records its results here
 
         self._build_views()
+        self.counts = StatusCounts(self.session_model, self.counts_label, self)
+        self.display = SessionDisplay(
+            model=self.session_model,
+            controller=self.controller,
+            loader=self.loader,
+            session_ops=self.session_ops,
+            banner=self.banner,
+            header_model=self.header_model,
+            timeline_model=self.timeline_model,
+            timeline_pane=self.timeline_pane,
+            raw_model=self.raw_model,
+            raw_pane=self.raw_pane,
+            selection_sync=self.selection_sync,
+            content_tabs=self.content_tabs,
+            show_status=self.show_status,
+            actions_changed=lambda: self._update_actions(),  # the menus are built next
+            counts_changed=self.counts.schedule,
+            parent=self,
+        )
         self.sources = WindowSources(self, self.jobs, self.progress, self.settings, self)
         self._content_layout.insertWidget(0, self.sources.check_banner)
         self.setAcceptDrops(True)  # a file or folder dropped on the window opens (dragEnterEvent/dropEvent)
@@ -146,52 +146,17 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ construction
 
     def _build_views(self) -> None:
-        self.list_pane = SessionListPane(self.session_model, self)
+        p = build_panes(self, self.session_model, self.header_model, self.timeline_model, self.raw_model)
+        self.list_pane, self.left_tabs, self.banner, self.session_label = p.list_pane, p.left_tabs, p.banner, p.banner.label
+        self.header_pane, self.timeline_pane, self.raw_pane = p.header_pane, p.timeline_pane, p.raw_pane
+        self.tabs, self.content_tabs, self.hidden_note = p.tabs, p.content_tabs, p.hidden_note
+        self.content_area, self._content_layout, self.splitter = p.content_area, p.content_layout, p.splitter
+        self.message_label, self.root_label, self.counts_label = p.message_label, p.root_label, p.counts_label
+        self.progress, self.selection_sync = p.progress, p.selection_sync
         hidden = self.settings.list_hidden_columns()
         if hidden is not None:  # the user's choice from the header menu, kept across runs
             self.list_pane.set_hidden_columns(hidden)
         self.list_pane.columns_changed.connect(lambda: self.settings.set_list_hidden_columns(self.list_pane.hidden_columns()))
-        self.header_pane = HeaderPane(self.header_model, self)
-        self.timeline_pane = TimelinePane(self.timeline_model, self)
-        self.raw_pane = RawPane(self.raw_model, self)
-        self.tabs = QTabWidget(self)
-        self.content_tabs = ContentTabs(self.tabs)
-        self.content_tabs.add(HEADER, self.header_pane, "Header")
-        self.content_tabs.add(TIMELINE, self.timeline_pane, "Timeline")
-        self.content_tabs.add(RAW, self.raw_pane, "Raw")
-        self.content_tabs.show(TIMELINE)
-        self.banner = SessionBanner(self)
-        self.session_label = self.banner.label
-        right = self.content_area = QWidget(self)
-        rl = self._content_layout = QVBoxLayout(right)
-        rl.setContentsMargins(0, 0, 4, 0)
-        rl.setSpacing(2)
-        rl.addWidget(self.banner.widget)
-        # When the list filter hides the open session, the right pane says so in the tabs' row (issue 16).
-        self.hidden_note = TabBarNote(self.tabs)
-        rl.addWidget(self.tabs)
-        # The left side: the session list, and the Search tab (Ctrl+K) that the search feature adds.
-        self.left_tabs = QTabWidget(self)
-        self.left_tabs.setDocumentMode(True)
-        self.left_tabs.addTab(self.list_pane, "Sessions")
-        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.addWidget(self.left_tabs)
-        self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 5)
-        self.splitter.setStretchFactor(1, 6)
-        self.splitter.setSizes([760, 840])
-        self.setCentralWidget(self.splitter)
-        # Transient messages show in their own eliding label, never under the counts (issue 24 item 7).
-        sb = MessageStatusBar(self)
-        self.setStatusBar(sb)
-        self.message_label = sb.message_label
-        self.root_label = ElidedLabel(self, elide=Qt.TextElideMode.ElideMiddle)
-        self.counts_label = QLabel(self)
-        self.progress = ProgressPanel(self)
-        sb.addWidget(self.root_label, 1)
-        sb.addPermanentWidget(self.progress)
-        sb.addPermanentWidget(self.counts_label)
-        self.selection_sync = SelectionSync(self.timeline_pane, self.raw_pane, self.timeline_model, self.raw_model)
 
     def _menu_commands(self) -> MenuCommands:
         ops = self.session_ops
@@ -243,33 +208,16 @@ class MainWindow(QMainWindow):
         c = self.controller
         c.listing_finished.connect(self._listing_finished)
         c.root_failed.connect(self._root_failed)
-        c.session_changed.connect(self._session_changed)
-        c.session_removed.connect(self._session_removed)
         c.message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
-        self.diagnosis_pass.progressed.connect(self._schedule_counts)
-        self._counts_timer = QTimer(self)
-        self._counts_timer.setSingleShot(True)
-        self._counts_timer.setInterval(COUNTS_THROTTLE_MS)
-        self._counts_timer.timeout.connect(self._update_counts)
-        self.session_model.dataChanged.connect(self._rows_changed)
+        self.diagnosis_pass.progressed.connect(self.counts.schedule)
         ld = self.loader
-        ld.opened.connect(self._session_diagnosed)
-        ld.snapshot_ready.connect(self._show_snapshot)
         ld.quiet_seconds = self.settings.quiet_seconds  # "live" uses the liveness guard's quiet period
-        self._live_timer = QTimer(self)
-        self._live_timer.setSingleShot(True)
-        self._live_timer.timeout.connect(ld.reevaluate)
         self.banner.repair_button.clicked.connect(
             lambda: self._on_current(self.session_ops.repair_copy if self.session_ops.read_only else self.session_ops.repair)
         )
         self.banner.restore_button.clicked.connect(lambda: self._on_current(self.session_ops.restore))
         self.banner.closers_box.toggled.connect(ld.set_show_closers)
-        ld.timeline_ready.connect(lambda _k: self.timeline_pane.show_tail_or_kept())
-        ld.timeline_ready.connect(lambda _k: self.raw_model.set_damage_hint(self.timeline_model.damage_line()))
-        ld.timeline_replacing.connect(lambda _k: self.timeline_pane.keep_selection())
-        ld.raw_ready.connect(self._raw_ready)
         ld.loaded.connect(self._session_loaded)
-        ld.stopped_early.connect(self._stopped_early)
         ld.progress_started.connect(self.progress.track)
         ld.progress_finished.connect(self.progress.untrack)
         self.progress.cancel_requested.connect(self.loader.cancel)
@@ -318,7 +266,7 @@ class MainWindow(QMainWindow):
         self.search.root_closing()
         if session is not None and seq is not None:
             self.search.navigator.expect(session, seq)
-        self._close_session()
+        self.display.close()
         self.first_view.clear()
         label = self.sources.label()
         self.root_label.setText(f"Root: {root}" if label is None else label)
@@ -392,32 +340,17 @@ class MainWindow(QMainWindow):
             f"{html.escape(message)}<br><br>Open the demo to look around, or open the folder that holds your sessions."
         )
         self.loader.close()
-        self.session = None
-        self._show_no_session()
+        self.display.session = None
+        self.display.show_none()
 
     def _offer_restore(self, found: list[Any]) -> None:
         """A backup holds records its log lacks (an interrupted repair by an older tool): offer to put it back."""
-        sid, info = found[0]
-        more = f" ({plural(len(found) - 1, 'more session')} too)" if len(found) > 1 else ""
-        box = QMessageBox(
-            QMessageBox.Icon.Warning,
-            "A backup holds records the log lacks",
-            f"The backup {info.path} holds {info.lacking:,} record(s) that session {sid} no longer "
-            f"has{more}. Restore it? The current log is backed up first.",
-            QMessageBox.StandardButton.NoButton,
-            self,
-        )
-        restore = box.addButton("Restore …", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
-        def chosen(_code: int) -> None:
-            if box.clickedButton() is restore and self.select_session(sid):
+        def restore(sid: str) -> None:
+            if self.select_session(sid):
                 self._on_current(self.session_ops.restore)
 
-        box.finished.connect(chosen)
-        self.restore_offer = box
-        box.open()
+        self.restore_offer = offer_restore(self, found, restore)
 
     def _listing_finished(self, count: int) -> None:
         label = self.sources.label()
@@ -437,7 +370,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(self.root_error)
         elif count == 0 and root and os.path.exists(root):
             self.list_pane.show_empty(f"No sessions in {html.escape(root)} yet.")
-        self._update_counts()
+        self.counts.update()
         want = self._want_session
         self._want_session = None
         if want is not None:
@@ -451,20 +384,9 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ sessions
 
     def open_session_key(self, key: str) -> None:
-        row = self.session_model.get(key)
         opened = self.controller.opened
-        if row is None or opened is None:
-            return
-        if key == self._open_key and self.loader.current is not None:
-            return
-        self._open_key, self._live_key = key, None
-        self.session_model.pin_details(None)  # the previous session's row follows the background pass again
-        self._update_actions()
-        self._show_header(row)
-        self._show_title(row)
-        self.timeline_pane.set_banner(LOADING, "pending")
-        self.raw_pane.set_info(LOADING)
-        self.loader.open(row, opened)
+        if opened is not None:
+            self.display.open(key, opened)
 
     def open_linked(self, key: str) -> None:
         self.list_pane.select_key(key)
@@ -512,128 +434,31 @@ class MainWindow(QMainWindow):
             self.list_pane.filter.clear()
             self.list_pane.table.setFocus()
 
-    def _close_session(self) -> None:
-        self.loader.close()
-        self.session = None
-        self._open_key = self._live_key = None
-        self.session_model.pin_details(None)
-        self._live_timer.stop()
+    @property
+    def session(self) -> OpenSession | None:
+        """What the loader handed over for the open session (``SessionDisplay`` keeps it)."""
+        return self.display.session
 
-    def _show_no_session(self) -> None:
-        self.banner.show_none()
-        self.header_model.set_rows([])
-        self.timeline_pane.set_banner("", None)
-        self.raw_pane.set_info("")
+    @property
+    def _open_key(self) -> str | None:  # the open session's key (tests set it to open a session again)
+        return self.display.open_key
 
-    def _show_header(self, row: SessionRow) -> None:
-        parent = self.session_model.find_id(row.parent_id) if row.parent_id else None
-        children = self.session_model.children_of(row.session_id)
-        live = self._live_key == row.key
-        self.header_model.set_rows(header_rows(row, parent, children, row.path, live=live))
-
-    def _session_diagnosed(self, session: OpenSession) -> None:
-        # The banners wait for the snapshot (``_show_snapshot``): the models do not hold this read yet.
-        self.session = session
-
-    def _show_snapshot(self, snap: SessionSnapshot) -> None:
-        """One read of the open session, and the models hold it: every view shows it (issue 16 bugs 1-3)."""
-        row = self.session_model.get(snap.key)
-        if row is None or snap.key != self._open_key:
-            return
-        self._live_key = snap.key if snap.live else None
-        if row.problem_status is None:
-            self.session_model.pin_details(snap.key, snap.details, live=snap.live)  # the list row says the same
-            self._schedule_counts()  # and the status bar's counts ("1 open turn")
-        self._show_title(row)
-        self._show_header(row)
-        self.timeline_pane.set_banner(*snapshot_banner(snap))
-        self.raw_pane.set_info(raw_summary(snap))
-        self._update_actions()
-        wait = seconds_until_stale(snap)
-        if wait is None:
-            self._live_timer.stop()
-        else:  # live until the quiet period passes without a change: then judged again (crashed or not)
-            self._live_timer.start(int(wait * 1000) + LIVE_SLACK_MS)
-
-    def _show_title(self, row: SessionRow) -> None:
-        cur = self.loader.current
-        snap = cur.snapshot if cur is not None and cur.key == row.key else None
-        if snap is None:
-            self.banner.show_row(row)
-            self.banner.show_actions(None, restorable=False)
-        else:
-            self.banner.show_snapshot(row, snap, restorable=self.session_ops.has_repair_backup(row.session_id))
-
-    def _raw_ready(self, key: str) -> None:
-        # The info line (what is shown, how many lines) comes with the snapshot: ``_show_snapshot``.
-        t = self.raw_model.text
-        self.selection_sync.raw_text_ready()
-        if t.markers:
-            self.raw_pane.show_line(max(t.markers))  # where decoding stopped is the interesting part
+    @_open_key.setter
+    def _open_key(self, key: str | None) -> None:
+        self.display.open_key = key
 
     def go_to_damage(self) -> None:
-        """View > Go to damage (F8): the Raw tab, its first damage marker line selected (issue 16)."""
-        if self.raw_model.damage_line() < 0:
-            self.statusBar().showMessage("No damage: every byte of this session's artifact decodes", 10_000)
-            return
-        self.content_tabs.show(RAW)
-        self.raw_pane.go_to_damage()
-
-    def _stopped_early(self, key: str) -> None:
-        if key == self._open_key:  # not when the load was cancelled because another session was picked
-            self.timeline_pane.set_banner(STOPPED_EARLY, "pending")
+        self.display.go_to_damage()
 
     def _session_loaded(self, key: str) -> None:
         self.opened_keys.append(key)
         self.first_view.set()
         self.session_opened.emit(key)
 
-    def _session_changed(self, key: str) -> None:
-        row = self.session_model.get(key)
-        if row is None or key != self._open_key:
-            return
-        self._show_header(row)
-        self.loader.follow(row)
-
-    def _session_removed(self, key: str) -> None:
-        if key == self._open_key:
-            self.timeline_pane.set_banner(REMOVED, "missing")
-            self._close_session()
-
-    def _rows_changed(self, top: QModelIndex, bottom: QModelIndex, _roles: Any = None) -> None:
-        if self._open_key is None:
-            return
-        row = self.session_model.row_for_key(self._open_key)
-        if row < 0:
-            # The filter hides the open session: no display row to compare, so follow it by key.
-            hidden = self.session_model.get(self._open_key)
-            if hidden is not None:
-                self._show_title(hidden)
-                self._show_header(hidden)
-                self._update_actions()
-            return
-        if top.row() <= row <= bottom.row():
-            r = self.session_model.row_at(row)
-            self._show_title(r)
-            self._show_header(r)
-            self._update_actions()
-
-    def _schedule_counts(self, _waiting: int = 0) -> None:
-        if not self._counts_timer.isActive():  # a throttle, not a debounce: a steady stream still updates
-            self._counts_timer.start()
-
-    def _update_counts(self) -> None:
-        counts = self.session_model.status_counts()
-        parts = [plural(self.session_model.total, SESSION)]
-        parts += [f"{counts[s]} {style.STATUS_LABELS[s]}" for s in COUNTED_STATUSES if counts.get(s)]
-        if counts.get("pending"):
-            parts.append(f"diagnosing {counts['pending']:,} …")
-        self.counts_label.setText("  ·  ".join(parts))
-
     # ------------------------------------------------------------ session actions
 
     def current_row(self) -> SessionRow | None:
-        return self.session_model.get(self._open_key) if self._open_key else None
+        return self.display.current_row()
 
     def _on_current(self, action: Callable[[SessionRow], object]) -> None:
         row = self.current_row()
@@ -674,7 +499,7 @@ class MainWindow(QMainWindow):
 
     async def shutdown(self) -> None:
         """Stop watching, cancel every job, close the store (awaited by the launcher and tests)."""
-        self._close_session()
+        self.display.close()
         await self.features.close()
         await self.sources.close()
         await self.controller.close()
