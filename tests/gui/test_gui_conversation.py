@@ -14,7 +14,8 @@ from PySide6.QtGui import QGuiApplication
 from app.conversation.blocks import TOOL, TURN
 from app.gui.models.conversation import BLOCK_ROLE, ConversationModel
 from app.gui.models.timeline import TimelineModel
-from app.gui.views.conversation_pane import ConversationPane, block_html
+from app.gui.views.conversation_html import block_html
+from app.gui.views.conversation_pane import ConversationPane
 from app.gui.window.conversation_wiring import CONVERSATION, ConversationFeature
 from app.gui.window.tabs import RAW, TIMELINE
 from app.timeline import derive_tail
