@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.actions.artifacts import read_only_view
+from app.diagnosis.cache import DiagnosisCache, sqlite_place
+from app.diagnosis.parallel import judge_all, open_cache, place_of
+from app.diagnosis.verdicts import Verdict
 from persistence import (
     CoordinatedPersistence,
     ListedEntry,
@@ -50,6 +53,7 @@ class _Walk:
     artifacts: list[str]
     problems: list[ListedEntry]
     compression: str
+    revisions: dict[str, str | None]  # transcript path -> the revision the listing saw
 
 
 async def _walk(store: CoordinatedPersistence) -> _Walk | None:
@@ -60,7 +64,10 @@ async def _walk(store: CoordinatedPersistence) -> _Walk | None:
         return None
     artifacts: list[str] = []
     problems: list[ListedEntry] = []
+    revisions: dict[str, str | None] = {}
     for entry in await store.list_entries():
+        if entry.path is not None:
+            revisions.setdefault(entry.path, entry.revision)
         if entry.kind in (ListedEntry.UNREADABLE, ListedEntry.SYMLINK):
             problems.append(entry)  # a flat file fails the root: list() reports it
         elif (
@@ -70,7 +77,7 @@ async def _walk(store: CoordinatedPersistence) -> _Walk | None:
             and entry.level is None
         ):
             artifacts.append(entry.path)
-    return _Walk(artifacts, problems, compression)
+    return _Walk(artifacts, problems, compression, revisions)
 
 
 def _dir_id(path: str) -> str:
@@ -133,7 +140,13 @@ def _no_progress(_done: int, _total: int | None, _sid: str) -> None:
     pass
 
 
-async def verify_root(store: CoordinatedPersistence, progress: Progress | None = None) -> tuple[list[VerifyRow], str | None]:
+async def verify_root(
+    store: CoordinatedPersistence,
+    progress: Progress | None = None,
+    *,
+    use_cache: bool = True,
+    messages: list[str] | None = None,
+) -> tuple[list[VerifyRow], str | None]:
     """(rows, root-level error). A root-level error (foreign layout) makes the whole root fail.
 
     One damaged JSONL header (a corrupt header frame, an identity mismatch) makes upstream's ``list()``
@@ -141,13 +154,51 @@ async def verify_root(store: CoordinatedPersistence, progress: Progress | None =
     verdict and the damaged one is named.  Unreadable and symlinked entries are rows of their own
     (verdict ``unreadable`` / ``unsupported``).  A SQLite row that fails validation makes ``list()``
     reject as a whole (upstream); verify then reads the rows leniently and names the bad one.  Writes
-    nothing (SQLite is read through a read-only twin).  ``progress`` hears of each session as it is judged.
+    nothing to the root (SQLite is read through a read-only twin).  ``progress`` hears of each session as
+    it is judged.  Listed sessions are judged through the root's diagnosis cache (``use_cache=False``:
+    every log is read; the cache is neither read nor written), the ones it does not know in worker
+    processes; what the cache says about itself (rebuilt, kept in memory) is appended to ``messages``.
     """
-    async with read_only_view(store) as view:
-        return await _verify(view, progress or _no_progress)
+    cache = await asyncio.to_thread(open_cache, store, use=use_cache)
+    try:
+        async with read_only_view(store) as view:
+            return await _verify(view, progress or _no_progress, cache)
+    finally:
+        if cache is not None:
+            if messages is not None:
+                messages.extend(cache.messages)
+            cache.close()
 
 
-async def _verify(store: CoordinatedPersistence, progress: Progress) -> tuple[list[VerifyRow], str | None]:
+def _row_of(v: Verdict, path: str | None) -> VerifyRow:
+    return VerifyRow(v.session_id, _VERDICT.get(v.status, "corrupt"), v.status, v.reason, path)
+
+
+async def _listed_rows(
+    store: CoordinatedPersistence,
+    located: list[tuple[str, str | None]],
+    walk: _Walk | None,
+    cache: DiagnosisCache | None,
+    progress: Progress,
+) -> list[VerifyRow]:
+    """The rows of the listed sessions ((id, transcript path) in list order), judged through the cache."""
+    revisions: dict[str, str | None] = {}
+    if walk is not None:
+        revisions = walk.revisions
+    elif cache is not None and store.kind == "sqlite":
+        revisions = {e.session_id: e.revision for e in await store.list_entries() if e.kind == ListedEntry.SESSION}
+    where = sqlite_place(store.root_path) if store.kind == "sqlite" else ""
+    wanted = [
+        (sid, place_of(store, path, where), revisions.get(sid if store.kind == "sqlite" else (path or "")))
+        for sid, path in located
+    ]
+    verdicts = await judge_all(store, wanted, cache=cache, progress=progress)
+    return [_row_of(verdicts[(sid, place)], path) for (sid, place, _), (_, path) in zip(wanted, located, strict=True)]
+
+
+async def _verify(
+    store: CoordinatedPersistence, progress: Progress, cache: DiagnosisCache | None
+) -> tuple[list[VerifyRow], str | None]:
     try:
         walk = await _walk(store)
     except OSError as err:  # the root itself cannot be listed: a bad root
@@ -160,15 +211,12 @@ async def _verify(store: CoordinatedPersistence, progress: Progress) -> tuple[li
         if walk is None:
             return await _verify_rows_leniently(store, err, progress)
         return await _verify_by_walk(store, walk, err, progress)
-    rows: list[VerifyRow] = []
-    listed_paths: set[str] = set()
-    for i, header in enumerate(headers):
-        progress(i, len(headers), header.id)
+    located: list[tuple[str, str | None]] = []
+    for header in headers:
         loc = store.locate(header)
-        path = loc.path if loc is not None else None
-        if path is not None:
-            listed_paths.add(path)
-        rows.append(await _diagnosed_row(store, header.id, path))
+        located.append((header.id, loc.path if loc is not None else None))
+    listed_paths = {path for _, path in located if path is not None}
+    rows = await _listed_rows(store, located, walk, cache, progress)
     if walk is not None:
         for path in walk.artifacts:
             if path not in listed_paths:

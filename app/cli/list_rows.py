@@ -34,6 +34,7 @@ class ListRow:
     status: str | None = None  # a bad row: corrupt | unsupported | unreadable
     reason: str | None = None
     path: str | None = None  # JSONL: the transcript or the entry at fault
+    revision: str | None = None  # a good row: the revision the listing saw (what the diagnosis cache is keyed by)
 
     @property
     def ok(self) -> bool:
@@ -107,7 +108,7 @@ async def list_rows(store: CoordinatedPersistence) -> ListReport:
             rows.append(_bad(e, f'session id "{header.id}" is also listed at {seen[header.id]}', "unsupported"))
             continue
         seen[header.id] = e.path
-        rows.append(ListRow(header.id, header))
+        rows.append(ListRow(header.id, header, path=e.path, revision=e.revision))
     if refused:
         await store.list()  # the engine's own error for the root, as verify reports it
     return ListReport(rows)

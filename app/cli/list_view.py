@@ -2,8 +2,10 @@
 
 Why a module beside ``list_rows``: ``list_rows`` says which sessions a store holds (one row each, a
 bad one included), from headers alone.  What a person needs to pick a session (its title, whether it
-is ok, how long it is, when it last changed) needs each session's log: one read-only ``view`` per
-session (the window's list reads the same), done only when the output or a filter needs it.
+is ok, how long it is, when it last changed) needs each session's log: its verdict
+(``app.diagnosis.verdicts``, what the window's list and ``verify`` show too), taken from the root's
+diagnosis cache while the log is unchanged and read otherwise (in worker processes when many are
+new), done only when the output or a filter needs it.
 
 The output: on a terminal (or with ``--long``) a table, ``ID  TITLE  STATUS  EVENTS  MODIFIED  CWD``,
 ``MODIFIED`` as a local date and time; piped, the tab-separated rows scripts already read
@@ -16,12 +18,13 @@ now: ``90m``, ``12h``, ``2d``, ``1w``), ``--cwd TEXT`` (the header's cwd contain
 TEXT`` (the title contains it, any case).  A bad row has no title, cwd or date: it passes only a
 status filter naming its status.
 
-May import the standard library, ``app.cli.list_rows``, ``app.records`` and the public engine.
+May import the standard library, ``app.cli.list_rows``, ``app.cli.output``, ``app.listing`` and the public engine.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import re
 import sys
 import time
@@ -33,11 +36,15 @@ from typing import Any
 from app.cli.list_rows import ListReport, ListRow, list_rows
 from app.cli.list_rows import report_json as rows_json
 from app.cli.list_rows import report_text as rows_text
-from app.records import latest_title
-from persistence import CoordinatedPersistence, SessionArgumentError, SessionPersistenceError
+from app.cli.output import write_out
+from app.diagnosis.cache import sqlite_place
+from app.diagnosis.parallel import judge_all, open_cache, place_of
+from app.diagnosis.verdicts import READABLE, Verdict
+from persistence import CoordinatedPersistence, SessionArgumentError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)\s*$", re.IGNORECASE)
 _UNIT_S = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
+_NO_EVENTS = ("corrupt", "unsupported", "missing")  # statuses whose log has no events to count
 TITLE_CHARS = 48  # characters of a title in the table (the whole title is in --json --long)
 
 
@@ -96,23 +103,33 @@ def modified_text(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
 
 
-async def details_of(store: CoordinatedPersistence, row: ListRow) -> Details:
-    """One read-only view of the session: title, status, stored events, the last event's time."""
-    try:
-        view = await store.view(row.session_id)
-    except SessionPersistenceError:  # view makes a failure a verdict; a safety net as the window's list has
-        return Details(None, "corrupt", None, row.header.created_at if row.header is not None else None)
-    table = view.stored.record_table()
-    if not view.readable and (prefix := await store.readable_prefix(row.session_id)) is not None:
-        table = prefix.events  # a refused log keeps the title and times of its readable part (issue 24 item 5)
-    last: int | None = None
-    if len(table):
-        t = table.last().get("time")
-        last = int(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+def details_from(verdict: Verdict, row: ListRow) -> Details:
+    """What ``list`` shows of a session's verdict (a refused log: the title and times of its readable part)."""
+    last = verdict.last_time
     if last is None and row.header is not None:
         last = row.header.created_at
-    events = len(table) if view.status not in ("corrupt", "unsupported", "missing") else None
-    return Details(latest_title(table), view.status, events, last)
+    if verdict.status in READABLE:
+        events = verdict.events
+    else:
+        events = None if verdict.status in _NO_EVENTS else 0
+    return Details(verdict.title, verdict.status, events, last)
+
+
+async def details_of_rows(store: CoordinatedPersistence, rows: list[ListRow], *, use_cache: bool = True) -> dict[str, Details]:
+    """The details of every good row: verdicts from the root's diagnosis cache when their log is
+    unchanged, the rest read (one read-only ``view`` each, in worker processes when there are many)."""
+    good = [r for r in rows if r.header is not None]
+    where = sqlite_place(store.root_path) if store.kind == "sqlite" else ""
+    wanted = [(r.session_id, place_of(store, r.path, where), r.revision) for r in good]
+    cache = await asyncio.to_thread(open_cache, store, use=use_cache)
+    try:
+        verdicts = await judge_all(store, wanted, cache=cache)
+    finally:
+        if cache is not None:
+            if cache.messages:
+                write_out(sys.stderr, "".join(f"sessionscope list: {m}\n" for m in cache.messages))
+            cache.close()
+    return {r.session_id: details_from(verdicts[(sid, place)], r) for r, (sid, place, _) in zip(good, wanted, strict=True)}
 
 
 def _wanted(args: argparse.Namespace) -> tuple[set[str] | None, int | None]:
@@ -134,7 +151,11 @@ async def list_view(store: CoordinatedPersistence, args: argparse.Namespace) -> 
     report = await list_rows(store)
     long = wants_long(args)
     need = long or statuses is not None or since is not None or args.title is not None
-    details: dict[str, Details] | None = {} if need else None
+    details: dict[str, Details] | None = None
+    if need:
+        wanted = [r for r in report.rows if r.header is not None and (args.cwd is None or args.cwd in (r.header.cwd or ""))]
+        received = getattr(args, "received_source", False)
+        details = await details_of_rows(store, wanted, use_cache=not received)
     rows: list[ListRow] = []
     for row in report.rows:
         if row.header is None:
@@ -144,7 +165,7 @@ async def list_view(store: CoordinatedPersistence, args: argparse.Namespace) -> 
         if args.cwd is not None and args.cwd not in (row.header.cwd or ""):
             continue
         if details is not None:
-            d = details[row.session_id] = await details_of(store, row)
+            d = details[row.session_id]
             if statuses is not None and d.status not in statuses:
                 continue
             if since is not None and (d.modified_ms is None or d.modified_ms < since):
@@ -203,7 +224,8 @@ def view_text(view: ListView, args: argparse.Namespace) -> str:
 __all__ = [
     "Details",
     "ListView",
-    "details_of",
+    "details_from",
+    "details_of_rows",
     "list_view",
     "modified_text",
     "parse_since",

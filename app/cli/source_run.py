@@ -157,6 +157,8 @@ async def run_on_source(verb: Verb, args: argparse.Namespace, opener: Opener = o
                 f"{src.label()} is a received file, opened read-only; {verb.name} would write into it "
                 "(export or copy the session first, and work on the copy)"
             )
+        # A received source keeps no diagnosis cache either (``verify``/``list`` read it each time).
+        args.received_source = src.kind not in OWN_KINDS
         if verb.name == "search" and src.kind not in OWN_KINDS:
             # An index of a received source would pile up in the cache folder (a bundle's extraction has
             # a new path each time): this run's index lives in a scratch folder removed afterwards.

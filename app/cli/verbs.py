@@ -15,6 +15,7 @@ May import ``app.actions``, ``app.search``, the other ``app.cli`` modules and th
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -23,6 +24,7 @@ from app.actions import backups, fork, repair, resume, verify
 from app.actions.liveness import DEFAULT_QUIET_SECONDS
 from app.cli import diff_verb, list_view, render, show_verb, stats_verb
 from app.cli.list_rows import ListReport, list_rows
+from app.cli.output import write_out
 from app.cli.progress import ProgressLine
 from app.cli.raw_stream import read_raw_plain, write_raw
 from app.cli.results import Loaded, RepairReport, VerifyReport
@@ -125,12 +127,20 @@ async def load(store: CoordinatedPersistence, args: argparse.Namespace) -> Loade
     return Loaded(inspection, before != after)
 
 
-async def verify_root(store: CoordinatedPersistence, _args: argparse.Namespace) -> VerifyReport:
+async def verify_root(store: CoordinatedPersistence, args: argparse.Namespace) -> VerifyReport:
     # A big root takes a while: one updating line on a terminal's stderr (``progress``), nothing when piped.
+    # Verdicts come from the root's diagnosis cache unless --no-cache (a received source has none: its
+    # extraction is a new folder each time); what the cache says of itself (rebuilt) goes to stderr.
+    notes: list[str] = []
+    use_cache = not getattr(args, "no_cache", False) and not getattr(args, "received_source", False)
     with ProgressLine("verify", detail="listing the sessions") as line:
-        rows, root_error = await verify.verify_root(store, lambda done, total, sid: line.update(done, total, sid))
+        rows, root_error = await verify.verify_root(
+            store, lambda done, total, sid: line.update(done, total, sid), use_cache=use_cache, messages=notes
+        )
         line.update(detail="looking for records only a backup holds")
         lost = [] if root_error is not None else await backups.find_lost_records(store)
+    if notes:
+        write_out(sys.stderr, "".join(f"sessionscope verify: {m}\n" for m in notes))
     return VerifyReport(rows, root_error, lost)
 
 
@@ -342,6 +352,13 @@ VERBS: tuple[Verb, ...] = (
         json=render.verify_json,
         read_only=True,
         needs_id=False,
+        arguments=(
+            arg(
+                "--no-cache",
+                action="store_true",
+                help="read every log instead of reusing the verdicts kept for unchanged logs (the cache is left as is)",
+            ),
+        ),
         succeeded=lambda report: report.ok,
     ),
     Verb(

@@ -1,0 +1,184 @@
+"""The verdicts of many sessions of one root: the diagnosis cache first, then every core for the rest.
+
+Why worker processes: judging a session parses its whole log, pure Python that holds the GIL, so a
+cold ``verify`` of 10,000 sessions ran on one core for 21.7 s (issue 25).  The sessions the cache
+does not know are cut into chunks of ``CHUNK`` and judged by one process per core (``spawn``: the
+engine may have threads running, and ``fork`` after threads is unsafe), each opening its own
+read-only store of the root once; what comes back is ~200 bytes per session.  Fewer than
+``POOL_MIN`` sessions are judged in this process: starting a worker costs ~0.3 s of imports.
+
+Cancellation: Ctrl+C reaches the whole process group; workers ignore SIGINT and finish the chunk
+they hold (< 1 s), queued chunks are cancelled and this process stops at once (the verdicts already
+stored stay: the next run starts from them).  A worker also exits when this process is gone.
+
+May import: the standard library, the public ``persistence`` package and ``app.diagnosis``'s own modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from app.diagnosis.cache import DiagnosisCache, Wanted, cacheable_root
+from app.diagnosis.verdicts import Verdict, judge
+from persistence import CoordinatedPersistence, open_store
+
+CHUNK = 48  # sessions per task sent to a worker (~0.1-0.5 s of work: cancellation stays prompt)
+POOL_MIN = 64  # fewer sessions to judge than this: in this process
+MAX_WORKERS = 8
+STORE_EVERY = 64  # in-process judging stores its verdicts this often (an interrupted run keeps them)
+Progress = Callable[[int, int, str], None]  # (done, total, session id)
+
+_stores: dict[tuple[str, str], CoordinatedPersistence] = {}
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def backend_name(store: CoordinatedPersistence) -> str:
+    """The ``open_store`` backend that reopens ``store``'s root the same way in a worker."""
+    return "sqlite" if store.kind == "sqlite" else f"jsonl-{store.compression or 'zstd'}"
+
+
+def judge_chunk(root: str, backend: str, jobs: list[tuple[str, str]]) -> list[Verdict]:
+    """Entry point in a worker process: the verdicts of ``jobs`` ((session id, place) pairs)."""
+    global _loop
+    if _loop is None:
+        _loop = asyncio.new_event_loop()
+    store = _stores.get((root, backend))
+    if store is None:
+        store = _stores[(root, backend)] = open_store(root, backend, read_only=True, create=False)
+
+    async def run() -> list[Verdict]:
+        return [await judge(store, sid, place) for sid, place in jobs]
+
+    return _loop.run_until_complete(run())
+
+
+def _watch_parent(parent_pid: int) -> None:
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(1.0)
+        os._exit(0)  # read-only work: nothing to clean up
+
+    threading.Thread(target=watch, name="sessionscope-parent-watch", daemon=True).start()
+
+
+def _worker_start(parent_pid: int) -> None:
+    """Every worker: leave Ctrl+C and hang-ups to the parent, and end when it does."""
+    for name in ("SIGINT", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    _watch_parent(parent_pid)
+
+
+def worker_count(sessions: int) -> int:
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS, -(-sessions // CHUNK)))
+
+
+async def _store(cache: DiagnosisCache | None, verdicts: list[Verdict]) -> None:
+    if cache is not None and verdicts:
+        await asyncio.to_thread(cache.store, verdicts)
+
+
+async def _in_process(
+    store: CoordinatedPersistence,
+    jobs: Sequence[tuple[str, str]],
+    cache: DiagnosisCache | None,
+    out: dict[tuple[str, str], Verdict],
+    tick: Callable[[str], None],
+) -> None:
+    pending: list[Verdict] = []
+    for sid, place in jobs:
+        if (sid, place) in out:
+            continue
+        tick(sid)
+        v = out[(sid, place)] = await judge(store, sid, place)
+        pending.append(v)
+        if len(pending) >= STORE_EVERY:
+            await _store(cache, pending)
+            pending = []
+    await _store(cache, pending)
+
+
+async def _in_processes(
+    store: CoordinatedPersistence,
+    jobs: Sequence[tuple[str, str]],
+    cache: DiagnosisCache | None,
+    out: dict[tuple[str, str], Verdict],
+    tick: Callable[[str], None],
+) -> None:
+    chunks = [list(jobs[i : i + CHUNK]) for i in range(0, len(jobs), CHUNK)]
+    pool = ProcessPoolExecutor(
+        worker_count(len(jobs)),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_start,
+        initargs=(os.getpid(),),
+    )
+    loop = asyncio.get_running_loop()
+    root, backend = store.root_path, backend_name(store)
+    try:
+        futures = [loop.run_in_executor(pool, judge_chunk, root, backend, chunk) for chunk in chunks]
+        for fut in asyncio.as_completed(futures):
+            verdicts = await fut
+            for v in verdicts:
+                out[v.key] = v
+                tick(v.session_id)
+            await _store(cache, verdicts)
+    except (BrokenProcessPool, OSError) as err:
+        del err  # workers could not run (a locked-down system): judge the rest here
+        await _in_process(store, jobs, cache, out, tick)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def judge_all(
+    store: CoordinatedPersistence,
+    wanted: Sequence[Wanted],
+    *,
+    cache: DiagnosisCache | None,
+    processes: bool = True,
+    progress: Progress | None = None,
+) -> dict[tuple[str, str], Verdict]:
+    """The verdict of every (session id, place) of ``wanted``: stored ones whose revision is the
+    listing's, the rest judged (in worker processes when there are many) and stored."""
+    out: dict[tuple[str, str], Verdict] = {}
+    if cache is not None:
+        out.update(await asyncio.to_thread(cache.lookup, wanted))
+    jobs = list(dict.fromkeys((sid, place) for sid, place, _ in wanted if (sid, place) not in out))
+    total = len(out) + len(jobs)
+    done = len(out)
+
+    def tick(sid: str) -> None:
+        nonlocal done
+        if progress is not None:
+            progress(done, total, sid)
+        done += 1
+
+    if not jobs:
+        return out
+    if processes and len(jobs) >= POOL_MIN and worker_count(len(jobs)) > 1 and cacheable_root(store.root_path, store.kind):
+        await _in_processes(store, jobs, cache, out, tick)
+    else:
+        await _in_process(store, jobs, cache, out, tick)
+    return out
+
+
+def open_cache(store: CoordinatedPersistence, *, use: bool = True, cache_dir: str | None = None) -> DiagnosisCache | None:
+    """The diagnosis cache of ``store``'s root (None: not wanted, or a root that has none)."""
+    if not use or not cacheable_root(store.root_path, store.kind):
+        return None
+    return DiagnosisCache(store.root_path, store.kind, cache_dir=cache_dir)
+
+
+def place_of(store: CoordinatedPersistence, path: str | None, sqlite_place: str) -> str:
+    """The ``place`` of a session: its transcript (JSONL) or the store file's identity (SQLite)."""
+    return sqlite_place if store.kind == "sqlite" else (path or "")
+
+
+__all__ = ["CHUNK", "POOL_MIN", "backend_name", "judge_all", "judge_chunk", "open_cache", "place_of", "worker_count"]

@@ -1,0 +1,94 @@
+"""One session's verdict: what the window's status cells, ``verify`` and ``list --long`` show of a log.
+
+Why one value for three readers: each used to read the log its own way (the window ``diagnose`` then
+``inspect``, ``verify`` ``diagnose``, ``list`` ``view``), so a 10,000-session root was parsed again by
+each of them and on every start (issue 25: ``verify`` 21.7 s cold, still 12.6 s on a second run).
+One ``view`` yields everything they print (status, reason, error class, stored events, closers,
+title, the last event's time), small enough to keep per revision in the diagnosis cache
+(``app.diagnosis.cache``) and to send back from a worker process (~200 bytes pickled).
+
+``judge`` never raises for a session: an engine failure is a ``corrupt`` verdict, as the window's
+list and ``verify`` always reported it.  ``started_ns`` is the wall clock just before the read: the
+cache keeps a JSONL verdict only when the log's last change is clearly older (see ``cacheable``).
+
+May import: the public ``persistence`` package, ``app.records`` and the standard library.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from app.records import latest_title
+from persistence import SessionPersistenceError, upstream_class_of
+
+READABLE = frozenset({"ok", "open-turn", "torn-tail"})
+PREFIX_STATUSES = ("corrupt", "unsupported")  # refused logs whose readable prefix still names them (issue 24 item 5)
+UNCACHEABLE = frozenset({"busy", "missing"})  # says nothing lasting about the log: judged again next time
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What one read of a session says about it (``revision``: the log the read saw)."""
+
+    session_id: str
+    place: str  # JSONL: the transcript's path; SQLite: "" (the store file's identity is the cache's)
+    revision: str | None
+    status: str
+    reason: str
+    error_class: str | None
+    events: int | None  # stored events (closers not counted); None when the log is refused
+    closers: int
+    title: str | None
+    last_time: int | None  # ms of the last stored (or readable-prefix) event
+    started_ns: int = 0  # wall clock before the read (0: unknown, never cached)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.session_id, self.place)
+
+
+def _last_time(table: Any) -> int | None:
+    if not len(table):
+        return None
+    t = table.last().get("time")
+    return int(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+
+
+async def judge(store: Any, session_id: str, place: str = "") -> Verdict:
+    """The verdict of one session of ``store`` (a ``CoordinatedPersistence`` or the window's ``ViewerStore``)."""
+    started = time.time_ns()
+    try:
+        view = await store.view(session_id)
+    except SessionPersistenceError as err:  # view makes failures a verdict; a safety net
+        return Verdict(session_id, place, None, "corrupt", str(err), upstream_class_of(err), None, 0, None, None)
+    except Exception as err:  # one session never stops a root's check
+        return Verdict(session_id, place, None, "corrupt", f"{upstream_class_of(err)}: {err}", None, None, 0, None, None)
+    d = view.diagnosis
+    table = view.stored.record_table()
+    if not view.readable and d.status in PREFIX_STATUSES:
+        try:
+            prefix = await store.readable_prefix(session_id)
+        except (SessionPersistenceError, OSError):
+            prefix = None
+        if prefix is not None:
+            table = prefix.events
+    events = d.event_count - len(d.closers) if d.status in READABLE else None
+    title = latest_title(table) if len(table) else None
+    return Verdict(
+        session_id,
+        place,
+        d.revision,
+        d.status,
+        d.reason,
+        d.error_class,
+        events,
+        len(d.closers),
+        title,
+        _last_time(table),
+        started,
+    )
+
+
+__all__ = ["PREFIX_STATUSES", "READABLE", "UNCACHEABLE", "Verdict", "judge"]
