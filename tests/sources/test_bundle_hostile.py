@@ -173,7 +173,7 @@ def test_the_streaming_count_stops_a_bomb_the_declared_check_missed(tmp_path: Pa
     # Declared sizes can lie in ways a ZIP reader does not catch: with the declared-size check gone, the
     # bytes counted while unpacking still stop the bomb at the cap (64 MiB here), on disk and in memory.
     bomb = _bomb(tmp_path, 2 * bk.GiB, 2 * bk.GiB)
-    monkeypatch.setattr(bundle, "_admit", lambda zf, *_caps: [i for i in zf.infolist() if not i.is_dir()])
+    monkeypatch.setattr(bundle, "admit", lambda zf, *_caps: [i for i in zf.infolist() if not i.is_dir()])
     cap = 64 * bk.MiB
     err, elapsed, peak = _bounded(lambda: refused(tmp_path, bomb, max_total_bytes=cap, max_entry_bytes=cap))
     assert isinstance(err, BundleUnsafeError) and "more than the" in str(err) and "session/session.jsonl" in str(err)
@@ -190,7 +190,7 @@ def test_the_streaming_count_at_the_default_caps(tmp_path: Path, monkeypatch: py
         for i in range(4)
     ]
     bomb = bk.raw_zip(tmp_path / "big.zip", entries)
-    monkeypatch.setattr(bundle, "_admit", lambda zf, *_caps: [i for i in zf.infolist() if not i.is_dir()])
+    monkeypatch.setattr(bundle, "admit", lambda zf, *_caps: [i for i in zf.infolist() if not i.is_dir()])
     err, _elapsed, peak = _bounded(lambda: refused(tmp_path, bomb))
     assert isinstance(err, BundleUnsafeError) and f"{bundle.MAX_ENTRY_BYTES}-byte cap" in str(err) and peak < MEMORY_CAP
 
