@@ -23,7 +23,6 @@ May import: the standard library, the public ``persistence`` package and ``app.s
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -32,14 +31,22 @@ from itertools import chain
 from typing import Any
 
 from app.cache_db import DAMAGE_ERRORS, damage_text, is_busy
-from app.search.damaged import decode_damaged
 from app.search.db import IndexDb, IndexedSession
-from app.search.extract import Batch, TailState, extract, header_row
+from app.search.extract import Batch, TailState, extract
+from app.search.outcome import (
+    Outcome,
+    Read,
+    ident_of,
+    outcome_of,
+    read_bad_row,
+    read_new,
+    read_whole,
+    rows_of,
+    same_encoding,
+    session_fields,
+)
 from app.search.progress import (
     CANCELLED,
-    DAMAGED,
-    FULL,
-    HEADER_ONLY,
     REMOVED,
     SKIPPED,
     TAIL,
@@ -50,7 +57,6 @@ from app.search.progress import (
     entry_revision,
 )
 from persistence import (
-    READABLE_STATUSES,
     CoordinatedPersistence,
     EventType,
     ListedEntry,
@@ -91,19 +97,6 @@ def _recency(entry: ListedEntry) -> int:
     return int(created) * 1_000_000 if isinstance(created, (int, float)) and not isinstance(created, bool) else 0
 
 
-@dataclass(slots=True)
-class _Read:
-    """What the engine returned for one job (read ahead of its turn; errors kept as values)."""
-
-    prev: IndexedSession | None
-    ident: str | None = None  # JSONL: device:inode of the transcript, stat'ed before the read
-    tail: Any = None  # ReadFromResult of a tail read, or the SessionPersistenceError it raised
-    view: Any = None  # SessionView of a whole read
-    raw: Any = None  # RawBytes of a refused log or bad row (None: nothing readable)
-    prefix: Any = None  # ReadablePrefix of a refused SQLite session (it has no bytes of its own to decode)
-    error: BaseException | None = None  # the read failed (SessionPersistenceError, OSError)
-
-
 class IndexRun:
     """One planned pass over a listing; ``step()`` until ``finished`` (or cancel the indexer), then
     ``close()`` (``Indexer.update`` does all of it).
@@ -134,7 +127,7 @@ class IndexRun:
         self._cancelled = False
         self._closed = False
         self._messages_at = len(self.db.messages)
-        self._ahead: dict[str, asyncio.Future[_Read]] = {}
+        self._ahead: dict[str, asyncio.Future[Read]] = {}
         self._group_sessions = 0
         self._group_rows = 0
         self._group_t0 = 0.0
@@ -277,46 +270,26 @@ class IndexRun:
         if self._cancel.is_set():
             raise IndexCancelled()
 
-    def _same_encoding(self, entry: ListedEntry) -> bool:
-        return self.store.kind != "jsonl" or entry.compression in (None, self.store.compression)
-
-    async def _read(self, job: _Job) -> _Read:
+    async def _read(self, job: _Job) -> Read:
         entry = job.entry
         prev = self.db.session(job.key)
-        out = _Read(prev, _ident(entry))
+        if prev is None:
+            return await read_new(self.store, entry)
+        out = Read(prev, ident_of(entry))
         try:
-            if entry.kind != ListedEntry.SESSION or not self._same_encoding(entry):
-                out.raw = await self._read_bad_row(entry)
+            if entry.kind != ListedEntry.SESSION or not same_encoding(self.store, entry):
+                out.raw = await read_bad_row(self.store, entry)
                 return out
-            if prev is not None and self._tail_possible(prev, entry, out.ident):
+            if self._tail_possible(prev, entry, out.ident):
                 try:
                     out.tail = await self.store.read_from(entry.session_id, self._tail_from(prev))
                     return out
                 except SessionPersistenceError as err:
                     out.tail = err
-            await self._read_whole(entry, out)
+            await read_whole(self.store, entry, out)
         except (SessionPersistenceError, OSError) as err:
             out.error = err
         return out
-
-    async def _read_whole(self, entry: ListedEntry, out: _Read) -> None:
-        out.view = view = await self.store.view(entry.session_id)
-        if view.status not in READABLE_STATUSES and view.status not in ("busy", "missing"):
-            try:
-                if self.store.kind == "jsonl":
-                    out.raw = await self.store.read_raw_bytes(entry.session_id)
-                else:  # its rows before the first damaged one, decoded by the engine (issue 24 item 5)
-                    out.prefix = await self.store.readable_prefix(entry.session_id)
-            except (SessionPersistenceError, OSError):
-                out.raw = out.prefix = None
-
-    async def _read_bad_row(self, entry: ListedEntry) -> Any:
-        if not (entry.path and entry.compression) or entry.kind in (ListedEntry.SYMLINK, ListedEntry.UNREADABLE):
-            return None
-        try:
-            return await self.store.read_artifact_bytes(entry.path)
-        except (SessionPersistenceError, OSError):
-            return None
 
     def _tail_possible(self, prev: IndexedSession, entry: ListedEntry, ident: str | None) -> bool:
         """Whether the log can only have grown since ``prev``: read clean then, and (JSONL) the same
@@ -340,64 +313,26 @@ class IndexRun:
 
     # ------------------------------------------------------------ writing one session
 
-    async def _apply(self, job: _Job, read: _Read) -> str:
+    async def _apply(self, job: _Job, read: Read) -> str:
         entry, prev = job.entry, read.prev
-        if read.error is not None:
-            self.db.messages.append(f"{entry.session_id}: cannot be indexed ({read.error})")
-            self._write(job, prev, entry.meta, None, None, status="unreadable", reason=str(read.error), source="listing")
-            return HEADER_ONLY
-        if read.tail is not None and not isinstance(read.tail, BaseException):
+        if read.error is None and read.tail is not None and not isinstance(read.tail, BaseException):
             assert prev is not None
             if self._apply_tail(job, prev, read.tail, read.ident):
                 return TAIL
-        if entry.kind != ListedEntry.SESSION or not self._same_encoding(entry):
-            data = read.raw
-            return self._write_damaged(
-                job,
-                prev,
-                data.data if data else None,
-                data.compression if data else entry.compression,
-                entry.status or "corrupt",
-                entry.problem,
-            )
-        if read.view is None:  # the tail read was refused: the log is read whole now
-            try:
-                await self._read_whole(entry, read)
+        if read.error is None and read.view is None and entry.kind == ListedEntry.SESSION and same_encoding(self.store, entry):
+            try:  # the tail read was refused: the log is read whole now
+                await read_whole(self.store, entry, read)
             except (SessionPersistenceError, OSError) as err:
                 read.error = err
-                return await self._apply(job, read)
-        view = read.view
-        status = view.status
-        if status == "busy":
-            return SKIPPED
-        if status == "missing":
-            if prev is not None:
-                with self.db.transaction():
-                    self.db.remove_sessions([prev.sid])
-            return REMOVED
-        self._check_cancel()
-        if status in READABLE_STATUSES and view.header is not None:
-            batch = extract(view.stored.segments())
-            self._write(
-                job,
-                prev,
-                view.header.to_json(),
-                batch,
-                view.revision,
-                status=status,
-                reason=view.reason,
-                source="events",
-                ident=read.ident,
-            )
-            return FULL
-        if read.prefix is not None:
-            prefix = read.prefix
-            part = extract(prefix.events.segments()) if len(prefix.events) else None
-            meta = job.entry.meta or prefix.meta
-            self._write(job, prev, meta, part, None, status=status, reason=view.reason, source="raw" if part else "listing")
-            return DAMAGED if part else HEADER_ONLY
-        raw = read.raw
-        return self._write_damaged(job, prev, raw.data if raw else None, raw.compression if raw else None, status, view.reason)
+        outcome = outcome_of(self.store, entry, read, self._cancel.is_set)
+        if outcome.message is not None:
+            self.db.messages.append(outcome.message)
+        if outcome.action == REMOVED and prev is not None:
+            with self.db.transaction():
+                self.db.remove_sessions([prev.sid])
+        if outcome.action not in (SKIPPED, REMOVED):
+            self._write(job, prev, outcome, read.ident)
+        return outcome.action
 
     def _apply_tail(self, job: _Job, prev: IndexedSession, rf: Any, ident: str | None) -> bool:
         """Index only what was appended since ``prev``; False when the log was not simply appended to."""
@@ -429,67 +364,21 @@ class IndexRun:
         self._counters.events += batch.state.event_count - prev.event_count
         return True
 
-    def _write_damaged(
-        self, job: _Job, prev: IndexedSession | None, data: bytes | None, compression: str | None, status: str, reason: str | None
-    ) -> str:
-        meta = job.entry.meta
-        batch = None
-        if data is not None and compression is not None:
-            found, items = decode_damaged(data, compression, self._cancel.is_set)
-            meta = meta or found
-            self._check_cancel()
-            batch = extract(items)
-        self._write(job, prev, meta, batch, None, status=status, reason=reason, source="raw" if batch else "listing")
-        return DAMAGED if batch else HEADER_ONLY
-
-    def _write(
-        self,
-        job: _Job,
-        prev: IndexedSession | None,
-        meta: dict[str, Any] | None,
-        batch: Batch | None,
-        revision: str | None,
-        *,
-        status: str,
-        reason: str | None,
-        source: str,
-        ident: str | None = None,
-    ) -> None:
-        """Replace a session's rows by its header row and ``batch`` (one savepoint in the open group)."""
+    def _write(self, job: _Job, prev: IndexedSession | None, outcome: Outcome, ident: str | None) -> None:
+        """Replace a session's rows by its header row and the outcome's rows (one savepoint in the open group)."""
         entry = job.entry
-        head = header_row(meta, entry.session_id)
-        # Id rows first: a query reads the text rows, which then sit first in the file's pages (rowid order).
-        rows = [head, *(batch.id_rows if batch else ()), *(batch.rows if batch else ())]
+        rows = rows_of(outcome, entry.session_id)
         self._open_group()
         with self.db.transaction():
             sid = prev.sid if prev is not None else self.db.new_session(job.key, entry.session_id)
             if prev is not None:
                 self.db.clear_session(sid)
             self._insert(sid, rows)
-            cwd = meta.get("cwd") if meta else None
-            created = meta.get("createdAt") if meta else None
-            self.db.update_session(
-                sid,
-                session_id=entry.session_id,
-                path=entry.path,
-                cwd=cwd if isinstance(cwd, str) else None,
-                created_at=created if isinstance(created, int) and not isinstance(created, bool) else None,
-            )
-            # A bad row has no engine revision: its stat-based one stands in (see ``entry_revision``).
-            self._update(
-                sid,
-                job,
-                batch or Batch([], [], TailState(), 0),
-                status=status,
-                reason=reason,
-                source=source,
-                text_chars=len(head[6]),
-                revision=revision,
-                ident=ident,
-            )
+            self.db.update_session(sid, **session_fields(entry, job.revision, outcome, ident, len(rows[0][6])))
         self._group_sessions += 1
-        if batch is not None:
-            self._counters.events += batch.state.event_count
+        if outcome.batch is not None:
+            self._counters.events += outcome.batch.state.event_count
+            self._counters.text_chars += outcome.batch.text_chars
 
     def _insert(self, sid: int, rows: Sequence[Any]) -> None:
         for lo in range(0, len(rows), INSERT_BATCH_ROWS):
@@ -533,17 +422,6 @@ class IndexRun:
             open_turn=int(st.open_turn),
             text_chars=text_chars + batch.text_chars,
         )
-
-
-def _ident(entry: ListedEntry) -> str | None:
-    """``device:inode`` of a JSONL transcript now (None: not a file we can stat)."""
-    if entry.path is None:
-        return None
-    try:
-        st = os.stat(entry.path)
-    except OSError:
-        return None
-    return f"{st.st_dev}:{st.st_ino}"
 
 
 def _first_seq(item: Any) -> Any:
