@@ -198,6 +198,29 @@ def _walk_blocks(view: memoryview) -> list[tuple[int, int, bool]]:
     return blocks
 
 
+def _frame_bound(view: memoryview) -> int | None:
+    """Most plaintext the frame filling ``view`` exactly can decode to (the sum of its blocks' bounds);
+    None unless its blocks walk to a last block whose end (and checksum) is the end of ``view``."""
+    n = len(view)
+    if n < 5 or view[:4] != MAGIC or view[4] & 0x18:
+        return None
+    checksum = 4 if view[4] & 0x04 else 0
+    offset = _frame_header_bytes(view[4])
+    total = 0
+    while True:
+        try:
+            block = _block_at(view, offset)
+        except SessionStorageCorruptError:
+            return None
+        if block is None:
+            return None
+        end, most, _exact, last = block
+        total += most
+        if last:
+            return total if end + checksum == n else None
+        offset = end
+
+
 def _declared_size(view: memoryview) -> int:
     try:
         return int(zstandard.frame_content_size(view))
@@ -250,15 +273,49 @@ def decompress_bounded(data: bytes | bytearray | memoryview, cap: int) -> tuple[
     return out, dobj.eof, pos - len(dobj.unused_data) if dobj.eof else pos
 
 
+def _decode_whole(view: memoryview, cap: int) -> bytes | None:
+    """The frame's plaintext in one decoder call when its block headers prove it fits ``cap``; None when
+    they do not, or when anything is off (the bounded path then decodes it and names the damage).
+
+    Why: the bounded path's feeding loop cost ~25 us a frame, twice the decoding itself (904 frames of
+    the 202k-event log: 37 ms against 12 ms, issue 25).  A frame whose raw/RLE sizes plus 128 KiB per
+    compressed block stay under ``cap`` cannot yield more than ``cap`` (RFC 8878 block maximum), so it
+    needs no bound; every real frame qualifies (a write batch decodes to KiB, ``cap`` is >= 64 MiB).
+    """
+    most = _frame_bound(view)
+    if most is None or most > cap or _declared_size(view) > cap:
+        return None
+    dobj = _decompressor().decompressobj()
+    try:
+        out = dobj.decompress(view)
+    except zstandard.ZstdError:
+        return None
+    if not dobj.eof or dobj.unused_data:
+        return None
+    return out
+
+
+def decode_frames(buf: bytes | bytearray | memoryview, ranges: list[tuple[int, int]]) -> bytes:
+    """The plaintext of consecutive complete frames, joined (each decoded and checked by ``decode_frame``)."""
+    view = memoryview(buf)
+    if len(ranges) == 1:
+        return decode_frame(view, *ranges[0])
+    return b"".join([decode_frame(view, start, end) for start, end in ranges])
+
+
 def decode_frame(buf: bytes | bytearray | memoryview, start: int, end: int, *, header: bool = False) -> bytes:
     """Plaintext of one complete frame; any decoder failure, or plaintext past the cap, is corruption.
 
     A header frame gets the flat cap only (no ratio allowance): a header is one short JSON line.
     """
     cap = MAX_FRAME_PLAINTEXT_BYTES if header else plaintext_cap(end - start)
+    view = memoryview(buf)[start:end]
+    out = _decode_whole(view, cap)
+    if out is not None:
+        return out
     what = "header frame" if header else f"frame at byte {start}"
     try:
-        got = decompress_bounded(memoryview(buf)[start:end], cap)
+        got = decompress_bounded(view, cap)
         if got is None:
             raise corrupt(f"{what} decodes to more than {cap} bytes")
         out, ended, used = got

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import islice
 from typing import Any
 
 from persistence.errors import SessionFormatUnsupportedError, SessionStorageCorruptError, version_refusal_message
@@ -141,56 +142,72 @@ class LineScanner:
         data = self._fragment + chunk if self._fragment else chunk
         pieces = data.split(b"\n")
         self._fragment = pieces.pop()
-        end = base
-        events = self.events
-        loads = js_loads if has_big_digits(data) else js_loads_small
-        for piece in pieces:
-            end += len(piece) + 1
-            if self.issue is None:
-                self._consume_fast(piece, end, events, loads)
-            else:
-                self._consume_after_issue(piece)
+        done = 0
+        if self.issue is None:
+            done = self._scan(pieces, base, js_loads if has_big_digits(data) else js_loads_small)
+        for piece in islice(pieces, done, None):
+            self._consume_after_issue(piece)
         self.input_bytes += len(chunk)
 
-    def _consume_fast(self, line: bytes, end: int, events: EventTable, loads: Any) -> None:
-        self.line_no += 1
+    def _scan(self, pieces: list[bytes], end: int, loads: Any) -> int:
+        """Parse ``pieces`` (whole lines ending at ``end`` + their lengths) until the first tolerated
+        defect; how many were consumed (the defective one included).
+
+        One loop with its state in locals, the records handed to the table in bulk: the per-line
+        method calls and attribute writes of the former loop cost ~6 ms of a 202k-event read (issue 25).
+        """
+        events = self.events
+        expected = self.first_seq + len(events)
+        new: list[Any] = []
+        line_no = self.line_no
+        committed = self.committed_bytes
+        row_tags = _ROW_TAG_SET
+        consumed = len(pieces)
         try:
-            value = loads(line) if line else _raise_empty()
-            if type(value) is dict and value.get("type") in _ROW_TAG_SET:
-                run = validate_row(value)
-            else:
-                run = None
-        except (JsonTextError, ValueError):
-            self.issue = SessionStorageCorruptError(f"corrupt session log: unparsable committed event at line {self.line_no}")
-            return
-        first = self.first_seq
-        if run is not None:
-            # A row's members are contiguous by construction: one check suffices.
-            if run.seq0 == first + len(events):
-                events.append_run(run)
-                self.committed_bytes = end
-                return
-            value = run.member(0)
-        e = value
-        seq = e.get("seq") if type(e) is dict else _MISSING
-        if e is None:
-            # Upstream crashes with a raw TypeError here; we report corruption instead (spec §16.1).
-            raise SessionStorageCorruptError(
-                f"corrupt session log: unparsable committed event at line {self.line_no} (null record)"
-            )
-        if not (is_number(seq) and seq == first + len(events)):
-            expected = first + len(events)
-            got = "undefined" if seq is _MISSING else js_string(seq)
-            self.issue = SessionStorageCorruptError(
-                f"corrupt session log: seq gap in committed region at line {self.line_no} (expected {expected}, got {got})"
-            )
-            if type(e) is dict and e.get("type") == "turn/end":
-                raise self.issue
-            return
-        if type(seq) is float:
-            e["seq"] = int(seq)
-        events.append(e)
-        self.committed_bytes = end
+            for k, line in enumerate(pieces):
+                end += len(line) + 1
+                line_no += 1
+                try:
+                    value = loads(line) if line else _raise_empty()
+                    run = validate_row(value) if type(value) is dict and value.get("type") in row_tags else None
+                except (JsonTextError, ValueError):
+                    self.issue = SessionStorageCorruptError(f"corrupt session log: unparsable committed event at line {line_no}")
+                    consumed = k + 1
+                    break
+                if run is not None:
+                    # A row's members are contiguous by construction: one check suffices.
+                    if run.seq0 == expected:
+                        new.append(run)
+                        expected += len(run.payload)
+                        committed = end
+                        continue
+                    value = run.member(0)
+                seq = value.get("seq") if type(value) is dict else _MISSING
+                if value is None:
+                    # Upstream crashes with a raw TypeError here; we report corruption instead (spec §16.1).
+                    raise SessionStorageCorruptError(
+                        f"corrupt session log: unparsable committed event at line {line_no} (null record)"
+                    )
+                kind = type(seq)
+                if not ((kind is int or kind is float) and seq == expected):
+                    got = "undefined" if seq is _MISSING else js_string(seq)
+                    self.issue = SessionStorageCorruptError(
+                        f"corrupt session log: seq gap in committed region at line {line_no} (expected {expected}, got {got})"
+                    )
+                    if type(value) is dict and value.get("type") == "turn/end":
+                        raise self.issue
+                    consumed = k + 1
+                    break
+                if kind is float:
+                    value["seq"] = int(seq)
+                new.append(value)
+                expected += 1
+                committed = end
+        finally:
+            self.line_no = line_no
+            self.committed_bytes = committed
+            events.extend_items(new)
+        return consumed
 
     def _consume_after_issue(self, line: bytes) -> None:
         self.line_no += 1

@@ -10,6 +10,8 @@ from __future__ import annotations
 from itertools import accumulate
 from typing import Any
 
+import orjson
+
 from persistence.model.jsontext import MAX_SAFE_INTEGER, all_strings, is_nonneg_safe_integer, is_number, is_safe_integer
 from persistence.model.packed_run import PackedRun
 
@@ -25,6 +27,7 @@ _TOOL_KEYS = frozenset({"type", "index", "id", "argumentsDelta"})
 _TOOL_KEYS_NAMED = frozenset({"type", "index", "id", "name", "argumentsDelta"})
 _ROW_KEYS = frozenset({"type", "seq0", "time0", "data"})
 _INT_ONLY = frozenset({int})
+_DIGITS_AND_COMMAS = b"0123456789,"
 _TOOL_ROW_KEYS = frozenset({"turn", "step", "index", "id", "name", "dt", "args"})
 _TOOL_ROW_KEYS_NO_NAME = frozenset({"turn", "step", "index", "id", "dt", "args"})
 _TEXT_ROW_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
@@ -149,11 +152,34 @@ def _bad(tag: str, why: str) -> MalformedRowError:
     return MalformedRowError(f"malformed {tag} storage row: {why}")
 
 
+def _deltas_proven(dt: list[Any], time0: int, n: int) -> bool:
+    """Whether ``dt`` passes every delta check at once: ``n - 1`` non-negative ints whose sum keeps the
+    last member time safe.  Then each delta is at most the sum, and member times rise from the safe
+    ``time0`` to ``time0 + sum``.  False proves nothing: the full checks run and name the fault.
+
+    Shown in C: orjson writes the list back (``true``, ``null``, ``1.5``, ``-3``, ``"x"`` and nested
+    containers all leave a character besides digits and commas), then one ``sum``.  Why: the
+    per-delta type set and ``max``/``min`` cost ~7 us of a 144-member row's 10.5 us; the 2,859 rows
+    of the 202k-event log spent 30 ms there (issue 25).
+    """
+    if len(dt) != n - 1:
+        return False
+    try:
+        text = orjson.dumps(dt)
+    except orjson.JSONEncodeError:  # an int beyond 64 bits
+        return False
+    if text.translate(None, _DIGITS_AND_COMMAS) != b"[]":
+        return False
+    total = sum(dt)
+    return total <= MAX_SAFE_INTEGER and time0 + total <= MAX_SAFE_INTEGER
+
+
 def validate_row(row: dict[str, Any]) -> PackedRun:
     """Validate a stored row (jsonl-backend §7.4) once, at row level, and keep it packed.
 
     Its members are valid events by construction: the row's shape fixes their envelope and
-    chunk keys, and the checks below bound their seqs and times.
+    chunk keys, and the checks below bound their seqs and times.  Deltas are first tried on the
+    fast proof (``_deltas_proven``); the outcome is the same either way.
     """
     tag = row["type"]
     if row.keys() != _ROW_KEYS:
@@ -187,6 +213,12 @@ def validate_row(row: dict[str, Any]) -> PackedRun:
     dt = data["dt"]
     if type(dt) is not list:
         raise _bad(tag, "dt must be an array of safe integers")
+    n = len(payload)
+    if _deltas_proven(dt, int(time0), n):
+        seq0 = int(seq0)
+        if seq0 + n - 1 > MAX_SAFE_INTEGER:
+            raise _bad(tag, "member seqs must stay safe integers")
+        return _packed(tag, seq0, int(time0), dt, turn, step, index, payload, data, is_tool)
     # set(map(type, ...)) and max/min run in C: a Python-level all() over 200k deltas cost ~20 ms per read.
     lo = hi = 0
     if set(map(type, dt)) <= _INT_ONLY:
@@ -213,6 +245,12 @@ def validate_row(row: dict[str, Any]) -> PackedRun:
         times = list(accumulate(dt, initial=time0))
         if max(times) > MAX_SAFE_INTEGER or min(times) < -MAX_SAFE_INTEGER:
             raise _bad(tag, "member times must stay safe integers")
+    return _packed(tag, seq0, time0, dt, turn, step, index, payload, data, is_tool)
+
+
+def _packed(
+    tag: str, seq0: int, time0: int, dt: list[int], turn: Any, step: Any, index: Any, payload: list[str], data: Any, is_tool: bool
+) -> PackedRun:
     if is_tool:
         return PackedRun(_TAG_KIND[tag], seq0, time0, tuple(dt), turn, step, index, tuple(payload), data["id"], data.get("name"))
     return PackedRun(_TAG_KIND[tag], seq0, time0, tuple(dt), turn, step, index, tuple(payload))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
 from typing import Any, overload
 
 from persistence.model.packed_run import PackedRun
@@ -67,12 +68,23 @@ class EventTable(Sequence[Record]):
         self._n += len(run)
 
     def extend_items(self, items: Iterable[Item]) -> None:
-        """Append scalar records and runs in order."""
-        for it in items:
-            if type(it) is PackedRun:
-                self.append_run(it)
-            else:
-                self.append(it)  # type: ignore[arg-type]
+        """Append scalar records and runs in order (in bulk: a reader hands over a MiB of records at a
+        time, and a method call per item cost ~3 ms of a 202k-event read)."""
+        batch = items if type(items) is list else list(items)
+        if not batch:
+            return
+        n = self._n
+        if self.starts is None:
+            if PackedRun not in set(map(type, batch)):
+                self.items.extend(batch)
+                self._n = n + len(batch)
+                return
+            self.starts = list(range(len(self.items)))
+        sizes = [len(it.payload) if type(it) is PackedRun else 1 for it in batch]
+        marks = list(accumulate(sizes, initial=n))
+        self._n = marks.pop()
+        self.starts.extend(marks)
+        self.items.extend(batch)
 
     def extend(self, records: Iterable[Record]) -> None:
         """Append scalar records (``list.extend``'s spelling)."""
