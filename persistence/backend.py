@@ -140,6 +140,17 @@ class StorageBackend(ABC):
         reads everything."""
         return self.load_stored(session_id, token)
 
+    def load_after(self, session_id: str, mark: Any, token: CancelToken, *, whole_raw: bool = False) -> StoredLog | None:
+        """What was stored after ``mark`` (the ``tail_mark`` of an earlier read that passed the pipeline) when
+        the log only grew since and the bytes or rows before the mark are unchanged (``persistence.incremental``).
+
+        ``events`` start at ``base_seq`` (the mark's next seq), ``torn`` is absolute, ``tail_mark`` is where
+        this read stopped.  None: the mark no longer describes the log (the caller reads it whole).
+        ``whole_raw``: ``raw`` holds the whole artifact (read at once; only its new part is parsed).  By
+        default nothing is extended.
+        """
+        return None
+
     def trust_tail(self, stored: StoredLog) -> None:  # noqa: B027 - optional hook, most backends need nothing
         """``stored``'s events passed the read pipeline: a later suffix read may start where it ended."""
 

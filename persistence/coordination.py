@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from persistence.backend import CancelToken, StorageBackend
 from persistence.errors import SessionArgumentError, SessionConflictError, SessionValidationError
 from persistence.id_state import IdState
+from persistence.incremental import refreshed
 from persistence.model.header import SessionHeader
 from persistence.model.jsontext import is_nonneg_safe_integer, js_string
 from persistence.model.upgrade import legacy_refusal
@@ -204,6 +205,19 @@ class CoordinatorCore:
 
     def _cached_or_prepared(self, session_id: str, token: CancelToken) -> PreparedSource:
         return self._cached_fresh(session_id, token) or prepare_core(self._backend, session_id, token)
+
+    def _cached_or_extended(self, session_id: str, token: CancelToken, *, keep_raw: bool = False) -> PreparedSource:
+        """``view``'s read: the cached source while it is fresh, else it extended by what was appended
+        (``persistence.incremental``), else a whole read.  ``inspect``, ``load`` and ``prepare`` keep
+        ``_cached_or_prepared``: the contract counts their whole reads (S-20, S-21)."""
+        with self._cache_lock:
+            cached = self._cache.get(session_id)
+        try:
+            return refreshed(self._backend, session_id, cached, token, keep_raw=keep_raw)
+        except BaseException:
+            if cached is not None:
+                self._cache_drop(session_id, cached)  # what it held no longer reads: never offer it again
+            raise
 
     async def _balanced_source(
         self, session_id: str, signal: AbortSignal | None = None, *, settled: bool = True

@@ -236,7 +236,8 @@ class CoordinatedPersistence(CoordinatorCore, SessionPersistence):
         ``view.events`` equals ``inspect``'s.  A live session of this instance is read from storage,
         as ``diagnose`` reads it.  ``raw=True`` also returns the transcript bytes this very read
         parsed (JSONL; None for SQLite or when the read failed), so a viewer reads the log once; it
-        always reads the log (a cached read has no bytes).
+        always reads the log (a cached read has no bytes).  A log that only grew since this instance's
+        last read of it is extended, not parsed again (``persistence.incremental``); the view is the same.
         """
         async with self._lock(session_id):
             diagnosis, source, raw_bytes = await self._run(lambda t: self._examine(session_id, t, raw), signal)
@@ -247,10 +248,7 @@ class CoordinatedPersistence(CoordinatorCore, SessionPersistence):
     ) -> tuple[SessionDiagnosis, PreparedSource | None, RawBytes | None]:
         """The one read behind ``diagnose`` and ``view``: (verdict, prepared source or None, raw bytes or None)."""
         try:
-            if keep_raw:
-                source = prepare_core(self._backend, session_id, t, keep_raw=True)
-            else:
-                source = self._cached_or_prepared(session_id, t)
+            source = self._cached_or_extended(session_id, t, keep_raw=keep_raw)
         except DIAGNOSABLE_ERRORS as err:
             return failure_diagnosis(session_id, err), None, None
         raw, source.raw = source.raw, None  # a cached source never pins the bytes of a read

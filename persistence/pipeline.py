@@ -48,7 +48,8 @@ from persistence.model.event_table import EventTable
 from persistence.model.header import SessionHeader
 from persistence.model.repair import has_turn_start, interrupted_turn_closers
 from persistence.model.upgrade import check_identity_and_version, normalize_events
-from persistence.model.validate import validate_header, validate_seed_events
+from persistence.model.validate import validate_header
+from persistence.resume_point import ResumePoint, check_seed
 from persistence.values import ReadFromResult
 
 
@@ -57,7 +58,8 @@ class PreparedSource:
     """A cold log read, normalized and validated, with the repair it still needs.
 
     ``raw`` is set only when the caller asked for the bytes the read parsed; a cached source never
-    holds them (the coordinator strips them before caching).
+    holds them (the coordinator strips them before caching).  ``resume``: where the read stopped, for
+    ``persistence.incremental`` to check only what is appended later (None: the backend has no mark).
     """
 
     meta: dict[str, Any]
@@ -66,6 +68,7 @@ class PreparedSource:
     revision: str
     torn: TornMarker | None
     raw: RawBytes | None = None
+    resume: ResumePoint | None = None
 
     @property
     def balanced(self) -> EventTable:
@@ -101,7 +104,8 @@ def _prepare_core(backend: StorageBackend, session_id: str, token: CancelToken, 
         events = normalize_events(session_id, stored.events, stored.raw_path, stored.location)
         closers = interrupted_turn_closers(events)
         validate_header(stored.meta, session_id)
-        validate_seed_events(events + closers if closers else events, shapes_checked=len(events))
+        committed = len(events) - (len(stored.torn.recovered) if stored.torn is not None else 0)
+        fold = check_seed(events, committed, closers, shapes_checked=len(events))
     except SessionFormatUnsupportedError:
         raise
     except (SessionPersistenceError, ValueError, TypeError, KeyError, AttributeError) as err:
@@ -109,7 +113,8 @@ def _prepare_core(backend: StorageBackend, session_id: str, token: CancelToken, 
             f'stored session "{session_id}" failed validation: {js_error_string(err)}'
         ) from err
     backend.trust_tail(stored)
-    return PreparedSource(stored.meta, events, closers, stored.revision, stored.torn, raw)
+    resume = None if stored.tail_mark is None else ResumePoint(stored.tail_mark, committed, fold)
+    return PreparedSource(stored.meta, events, closers, stored.revision, stored.torn, raw, resume)
 
 
 def read_from_core(backend: StorageBackend, session_id: str, from_seq: int, token: CancelToken) -> ReadFromResult:

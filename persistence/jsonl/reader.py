@@ -15,7 +15,7 @@ from typing import Any
 from persistence.artifact import JSONL, ArtifactInfo, RawBytes, stat_artifact
 from persistence.backend import CancelToken, CutFacts, RawArtifact, StorageBackend, StoredLog, TornMarker
 from persistence.errors import SessionLayoutError, SessionPersistenceError, SessionStorageCorruptError
-from persistence.jsonl import discovery, frames
+from persistence.jsonl import discovery, extend, frames
 from persistence.jsonl.entries import list_jsonl_root
 from persistence.jsonl.files import read_first_line, read_from, read_stable, read_stable_from, revision_of, revision_stamp
 from persistence.jsonl.parse import (
@@ -296,6 +296,18 @@ class JsonlReader(StorageBackend):
         tail = (mark.check + data[:committed])[-CHECK_BYTES:]
         new = tail_mark(revision, tail, mark.offset + committed, mark.next_seq + count, mark.meta)
         return stored_log(path, dict(mark.meta), events, revision, torn, base_seq=mark.next_seq, tail_mark=new)
+
+    def load_after(self, session_id: str, mark: Any, token: CancelToken, *, whole_raw: bool = False) -> StoredLog | None:
+        """The records appended after ``mark`` (``extend.read_after``), held to what a whole read asserts."""
+        path = self._log_of(session_id, token) if isinstance(mark, TailMark) else None
+        stored = None if path is None else extend.read_after(path, mark, self.compression, token, whole_raw=whole_raw)
+        if stored is None or path is None:
+            return None
+        self.assert_identity(path, stored.meta, session_id)
+        if stored.torn is None:  # as ``_whole``: this instance now expects exactly these bytes
+            dev, ino, size = revision_stamp(stored.revision)[:3]
+            self._expect_size(self.log_path(stored.meta), size, (dev, ino))
+        return stored
 
     def read_stored_revision(self, session_id: str, token: CancelToken) -> str | None:
         """The transcript's ``revision_of`` (None when the session has no transcript)."""

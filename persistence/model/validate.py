@@ -155,6 +155,13 @@ class SurfaceFold:
         self.nodes: list[int] = []
         self._by_seq: dict[int, dict[str, Any]] = {}
 
+    def copy(self) -> SurfaceFold:
+        """An independent fold in the same state (an incremental read continues a copy, never the original)."""
+        out = SurfaceFold()
+        out.nodes = list(self.nodes)
+        out._by_seq = dict(self._by_seq)
+        return out
+
     def plan(self, event: dict[str, Any], expected_seq: int) -> None:
         """Raise the upstream reason text when ``event`` cannot be applied; else apply it."""
         etype = event.get("type")
@@ -242,7 +249,9 @@ _PLAIN_KEYS = frozenset({"type", "seq", "time", "data"})
 _MAX = 2**53 - 1
 
 
-def validate_seed_events(events: EventTable | list[dict[str, Any]], *, shapes_checked: int = 0) -> SurfaceFold:
+def validate_seed_events(
+    events: EventTable | list[Any], *, shapes_checked: int = 0, fold: SurfaceFold | None = None, start: int = 0
+) -> SurfaceFold:
     """The Session constructor's per-event checks on a restored log (session-model §2.3).
 
     A packed run is one step: its members are plain ``assistant/chunk`` events whose envelope,
@@ -250,11 +259,13 @@ def validate_seed_events(events: EventTable | list[dict[str, Any]], *, shapes_ch
     ``shapes_checked``: the first events whose message shapes the read pipeline's
     ``normalize_events`` already validated with this same function (their check is not repeated:
     3,342 calls on a 202k-event log).
+    ``fold`` and ``start``: continue a log whose first ``start`` events were checked into ``fold`` (an
+    incremental read checks only the appended events; ``events`` are then those, from seq ``start``).
     """
-    fold = SurfaceFold()
+    fold = SurfaceFold() if fold is None else fold
     plain = _PLAIN_KEYS
     items = events.items if isinstance(events, EventTable) else events
-    i = 0
+    i = start
     for ev in items:
         # Fast path: the overwhelming majority are plain log-only events with int fields.
         if type(ev) is dict and ev.keys() == plain:

@@ -24,7 +24,7 @@ from persistence.model.header import SessionHeader, frozen_from_columns
 from persistence.model.jsontext import is_nonneg_safe_integer
 from persistence.model.repair import has_turn_start
 from persistence.readable_prefix import PrefixStop, ReadablePrefix
-from persistence.sqlite import facts, fsprep
+from persistence.sqlite import extend, facts, fsprep
 from persistence.sqlite.connection import Database
 from persistence.sqlite.constants import (
     BACKEND_NAME,
@@ -205,7 +205,27 @@ class SqliteReader(StorageBackend):
         if result.torn_from is not None:
             # The rows a repair would delete, as this read saw them: describe_cut needs no second query.
             torn = TornMarker(result.torn_from, [], evidence=_rows_from(rows, result.torn_from))
-        return StoredLog(session.meta, result.preserved, self._revision(session.incarnation, session.revision), torn)
+        revision = self._revision(session.incarnation, session.revision)
+        mark = extend.mark_of(self.db.store_identity, session.incarnation, rows, result.torn_from, len(result.preserved))
+        return StoredLog(session.meta, result.preserved, revision, torn, tail_mark=mark)
+
+    def load_after(self, session_id: str, mark: Any, token: CancelToken, *, whole_raw: bool = False) -> StoredLog | None:
+        """The rows after ``mark`` (``extend``), in one read transaction; None when the seam changed."""
+        if not isinstance(mark, extend.RowMark):
+            return None
+        with self.db.lock:
+            self._connect(token)
+            if self.db.pristine or self.db.store_identity != mark.identity:
+                return None
+            with self.db.read() as conn:
+                session = self._session(conn, session_id)
+                if session is None or session.incarnation != mark.incarnation:
+                    return None
+                rows = extend.rows_after(self.db, conn, session_id, mark)
+        token.check()
+        if rows is None:
+            return None
+        return extend.stored_after(session.meta, self._revision(session.incarnation, session.revision), rows, mark)
 
     def load_readable_prefix(self, session_id: str, token: CancelToken) -> ReadablePrefix | None:
         """The decodable rows before the first damaged one, leniently (``persistence.readable_prefix``);
