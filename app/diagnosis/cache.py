@@ -215,6 +215,18 @@ class DiagnosisCache:
 
     # ------------------------------------------------------------ reads and writes
 
+    def snapshot(self) -> dict[tuple[str, str], Verdict]:
+        """Every stored verdict by (session id, place), as stored (the window compares revisions itself)."""
+        with self._lock:
+            try:
+                rows = self.conn.execute(f"SELECT {_COLUMNS} FROM verdicts").fetchall()
+            except DAMAGE_ERRORS as err:
+                if isinstance(err, sqlite3.Error) and is_busy(err):
+                    return {}
+                self.reset(damage_text(err))
+                return {}
+        return {(r[0], r[1]): Verdict(*r) for r in rows}
+
     def lookup(self, wanted: Iterable[Wanted]) -> dict[tuple[str, str], Verdict]:
         """The stored verdicts of ``wanted`` whose revision is the one the listing reports now."""
         want = {(clean_text(sid), clean_text(place)): (sid, place, rev) for sid, place, rev in wanted if rev is not None}

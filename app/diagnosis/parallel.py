@@ -51,8 +51,8 @@ def judge_chunk(root: str, backend: str, jobs: list[tuple[str, str]]) -> list[Ve
     if _loop is None:
         _loop = asyncio.new_event_loop()
     store = _stores.get((root, backend))
-    if store is None:
-        store = _stores[(root, backend)] = open_store(root, backend, read_only=True, create=False)
+    if store is None:  # backend "": what the path holds (the window's ``open_for_viewing``)
+        store = _stores[(root, backend)] = open_store(root, backend or None, read_only=True, create=False)
 
     async def run() -> list[Verdict]:
         return [await judge(store, sid, place) for sid, place in jobs]
@@ -176,9 +176,30 @@ def open_cache(store: CoordinatedPersistence, *, use: bool = True, cache_dir: st
     return DiagnosisCache(store.root_path, store.kind, cache_dir=cache_dir)
 
 
+def relative_place(root: str, path: str) -> str:
+    """A transcript's ``place``: its path below the root (the window and the command line may name
+    the same root differently: absolute, relative, through a link; the cache file is the real root's)."""
+    try:
+        return os.path.relpath(path, root)
+    except ValueError:  # another drive (Windows)
+        return path
+
+
 def place_of(store: CoordinatedPersistence, path: str | None, sqlite_place: str) -> str:
-    """The ``place`` of a session: its transcript (JSONL) or the store file's identity (SQLite)."""
-    return sqlite_place if store.kind == "sqlite" else (path or "")
+    """The ``place`` of a session: its transcript below the root (JSONL) or the store file's identity (SQLite)."""
+    if store.kind == "sqlite":
+        return sqlite_place
+    return relative_place(store.root_path, path) if path else ""
 
 
-__all__ = ["CHUNK", "POOL_MIN", "backend_name", "judge_all", "judge_chunk", "open_cache", "place_of", "worker_count"]
+__all__ = [
+    "CHUNK",
+    "POOL_MIN",
+    "backend_name",
+    "judge_all",
+    "judge_chunk",
+    "open_cache",
+    "place_of",
+    "relative_place",
+    "worker_count",
+]

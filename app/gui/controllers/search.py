@@ -23,6 +23,7 @@ import asyncio
 import functools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 
 INDEX_START_DELAY_MS = 1500  # after the first listing: the list, diagnoses and first view go first
 PATHS_DEBOUNCE_MS = 150  # watched changes are gathered this long before the index is asked to catch up
+GATE_POLL_MS = 200  # while diagnosis goes first (``may_start`` says no), the start is tried again this often
+GATE_MAX_MS = 30_000  # ...but never longer than this: a search index still gets built on a very slow root
 COUNTS_POLL_MS = 500  # how often the pane's index line follows a running full run
 SHOW_PROGRESS_MIN = 2  # runs planning fewer sessions than this are not shown in the status bar (a watched append)
 
@@ -81,10 +84,22 @@ class SearchController(QObject):
     progress_started = Signal(object)  # Progress of a full run (the status bar tracks it)
     progress_finished = Signal(object)
 
-    def __init__(self, jobs: Jobs, parent: QObject | None = None, *, start_delay_ms: int = INDEX_START_DELAY_MS) -> None:
+    def __init__(
+        self,
+        jobs: Jobs,
+        parent: QObject | None = None,
+        *,
+        start_delay_ms: int = INDEX_START_DELAY_MS,
+        may_start: Callable[[], bool] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.jobs = jobs
         self.start_delay_ms = start_delay_ms
+        # Diagnosis comes before indexing (issue 25): the first full run waits while this says no
+        # (the window: some visible row of the list still has no status).
+        self.may_start = may_start
+        self.gate_waits = 0  # start attempts deferred by ``may_start`` (tests)
+        self._gate_waited_ms = 0
         self.root: str | None = None
         self.worker: IndexWorker | None = None
         self.last_request: SearchRequest | None = None
@@ -127,10 +142,16 @@ class SearchController(QObject):
         self._state = IndexState(False, 0, 0, False, False)
         self.state_changed.emit(self._state)
         if root is not None:
+            self._gate_waited_ms = 0
             self._start_timer.start(max(0, self.start_delay_ms))
 
     def _start_worker(self) -> None:
         if self.root is None or self.worker is not None:
+            return
+        if self.may_start is not None and self._gate_waited_ms < GATE_MAX_MS and not self.may_start():
+            self.gate_waits += 1
+            self._gate_waited_ms += GATE_POLL_MS
+            self._start_timer.start(GATE_POLL_MS)
             return
         loop = asyncio.get_event_loop()
         box: list[IndexWorker] = []

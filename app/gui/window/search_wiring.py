@@ -45,7 +45,8 @@ class SearchFeatures(QObject):
         self.w = ctx
         self.model = SearchResultsModel(self)
         self.pane = SearchPane(self.model, window)
-        self.controller = SearchController(ctx.jobs, self)
+        # The index waits until every visible row of the list has its status (diagnosis goes first).
+        self.controller = SearchController(ctx.jobs, self, may_start=ctx.controller.details.visible_settled)
         self.navigator = EventNavigator(ctx)
         self.find_bar = FindBar(window)
         self.finder = SessionFind(ctx.jobs, ctx.raw_model, self)
