@@ -45,6 +45,9 @@ class Database:
         self._failure: BaseException | None = None
         self._pristine = False
         self._closed = False
+        # COMMITs this connection attempted: PRAGMA data_version moves for every other connection's
+        # commits but never for its own, so a cache keyed by both (``listing_cache``) sees every change.
+        self.commits = 0
 
     @property
     def lock(self) -> threading.RLock:
@@ -252,6 +255,7 @@ class Database:
                 conn.execute("BEGIN IMMEDIATE")
                 schema.revalidate_for_mutation(conn, self.path)
                 yield conn
+                self.commits += 1  # before: a COMMIT that fails may still have changed the file
                 conn.execute("COMMIT")
             except sqlite3.Error as err:
                 self._rollback(conn, operation, err)

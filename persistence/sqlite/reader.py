@@ -11,6 +11,7 @@ import os
 import sqlite3
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from persistence.artifact import SQLITE, ArtifactInfo, stat_artifact
@@ -20,7 +21,7 @@ from persistence.errors import (
     SessionPersistenceError,
 )
 from persistence.listing import BAD_ROW, SESSION, STATUS_CORRUPT, ListedEntry
-from persistence.model.header import SessionHeader, frozen_from_columns
+from persistence.model.header import SessionHeader
 from persistence.model.jsontext import is_nonneg_safe_integer
 from persistence.model.repair import has_turn_start
 from persistence.readable_prefix import PrefixStop, ReadablePrefix
@@ -37,7 +38,8 @@ from persistence.sqlite.constants import (
     TAIL_PROBE_ROWS,
 )
 from persistence.sqlite.errors import RowDecodeError, is_busy, wrap_sqlite
-from persistence.sqlite.identity import revision_token, revision_tokens
+from persistence.sqlite.identity import revision_token
+from persistence.sqlite.listing_cache import ListingCache
 from persistence.sqlite.rows import (
     EVENT_COLUMNS,
     Row,
@@ -131,6 +133,7 @@ class SqliteReader(StorageBackend):
             read_only=self.read_only,
             on_warning=self._warn,
         )
+        self._listings = ListingCache()
 
     @property
     def root_path(self) -> str:
@@ -377,7 +380,8 @@ class SqliteReader(StorageBackend):
             listing: Listing | None
             if at_most is None:
                 with self.db.read() as snapshot:  # one snapshot: read_listing asks more than one query
-                    listing = read_listing(lambda sql: self.db.fetchall(snapshot, sql))
+                    fetch = partial(self.db.fetchall, snapshot)  # reused while unchanged (listing_cache)
+                    listing = self._listings.read(snapshot, self.db.commits, lambda: read_listing(fetch))
             else:
                 try:  # one statement is one snapshot
                     rows = self.db.fetchall(conn, SELECT_FIRST_SESSIONS, (at_most + 1,))
@@ -395,19 +399,12 @@ class SqliteReader(StorageBackend):
         None when the store has more rows than that (nothing else is read).
         """
         listing = self._listing(token, at_most)
-        return None if listing is None else listing.headers
+        return None if listing is None else self._listings.headers(listing)
 
     def list_snapshot_values(self, token: CancelToken, *, at_most: int | None = None) -> list[SessionPersistenceSnapshot] | None:
         """``listSnapshots()``: ``list_snapshots`` as values (same headers, revisions and error); ``at_most`` as above."""
         listing = self._listing(token, at_most)
-        if listing is None:
-            return None
-        if not listing.headers:
-            return []
-        identity = self.db.store_identity
-        assert identity is not None
-        revisions = revision_tokens(identity, listing.incarnations, listing.revisions)
-        return frozen_from_columns(SessionPersistenceSnapshot, {"header": listing.headers, "revision": revisions})
+        return None if listing is None else self._listings.snapshots(listing, self.db.store_identity)
 
     def _opens_cheaply(self) -> bool:
         """Whether opening this store reads a few pages and writes nothing (judged by two stats, before it).
@@ -463,6 +460,7 @@ class SqliteReader(StorageBackend):
     def close(self) -> None:
         """Close the store's connection."""
         self.db.close()
+        self._listings.clear()
 
 
 def _rows_from(rows: list[Row], seq: int) -> list[Row]:

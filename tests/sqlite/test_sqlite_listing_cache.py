@@ -1,0 +1,192 @@
+"""A store instance reuses its last full listing only while the file provably did not change (issue 25).
+
+``persistence.sqlite.listing_cache``: the key is the connection, ``PRAGMA data_version`` (moved by every
+other connection's commit, in this process or another) and the instance's own commit count (which
+``data_version`` never reflects).  Each test lists a store big enough to be listed on a worker (the
+tiny on-loop path never caches), changes it some way, and checks the next listing equals a fresh
+instance's.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sessionkit import meta, one_turn_log, open_turn2, run
+
+from persistence.backend import NEVER_CANCELLED as T
+from persistence.errors import SessionStorageCorruptError
+from persistence.sqlite.backend import SqliteSessionPersistence
+from persistence.sqlite.listing_cache import ListingCache
+from persistence.sqlite.sessions import BUMP_REVISION, TINY_LISTING_ROWS, UPSERT_SESSION, empty_listing, upsert_params
+from persistence.sqlite.storage import SqliteStorage
+
+ROWS = TINY_LISTING_ROWS + 6  # listed by a worker through the cache, never inline
+
+
+def private_db(tmp_path: Path) -> Path:
+    d = tmp_path / "store"
+    d.mkdir(mode=0o700)
+    return d / "sessions.sqlite"
+
+
+def fill(path: Path, count: int = ROWS) -> None:
+    st = SqliteStorage(path)
+    st.list_headers(T)
+    with st.db.write("fill") as con:
+        for i in range(count):
+            m: dict[str, Any] = {"version": 0, "id": f"s-{i:05d}", "createdAt": i, "cwd": f"/p/{i % 3}"}
+            con.execute(UPSERT_SESSION, upsert_params(m, str(uuid.uuid4())))
+            con.execute(BUMP_REVISION, (m["id"],))
+    st.close()
+
+
+async def fresh_listing(path: Path) -> tuple[list[Any], list[Any]]:
+    store = SqliteSessionPersistence(path, read_only=True)
+    try:
+        return await store.list(), await store.list_snapshots()
+    finally:
+        await store.close()
+
+
+async def same(store: SqliteSessionPersistence, path: Path) -> None:
+    headers, snaps = await fresh_listing(path)
+    assert await store.list() == headers
+    assert await store.list_snapshots() == snaps
+
+
+def test_a_repeated_listing_gives_equal_values_in_lists_of_the_callers_own(tmp_path: Path) -> None:
+    path = private_db(tmp_path)
+    fill(path)
+
+    async def body() -> None:
+        store = SqliteSessionPersistence(path)
+        first, snaps = await store.list(), await store.list_snapshots()
+        first.clear()
+        snaps.pop()
+        again, snaps_again = await store.list(), await store.list_snapshots()
+        assert len(again) == ROWS and len(snaps_again) == ROWS
+        assert again is not first and snaps_again is not snaps
+        await same(store, path)
+        await store.close()
+
+    run(body())
+
+
+def test_the_instances_own_writes_are_seen(tmp_path: Path) -> None:
+    path = private_db(tmp_path)
+    fill(path)
+
+    async def body() -> None:
+        store = SqliteSessionPersistence(path)
+        before = await store.list_snapshots()
+        await store.create(meta("new", "/p/new"))
+        await store.append("new", one_turn_log())
+        mid = await store.list_snapshots()
+        assert mid[:-1] == before and mid[-1].header.id == "new"
+        await same(store, path)
+        await store.append("new", open_turn2())
+        after = await store.list_snapshots()
+        assert after[:-1] == before and after[-1].revision != mid[-1].revision
+        await same(store, path)
+        await store.close()
+
+    run(body())
+
+
+def test_another_instance_or_connection_committing_is_seen(tmp_path: Path) -> None:
+    path = private_db(tmp_path)
+    fill(path)
+
+    async def body() -> None:
+        store = SqliteSessionPersistence(path)
+        viewer = SqliteSessionPersistence(path, read_only=True)
+        await store.list_snapshots()
+        await viewer.list_snapshots()
+
+        other = SqliteSessionPersistence(path)  # another connection of this process
+        await other.create(meta("elsewhere", "/p/x"))
+        await other.append("elsewhere", one_turn_log())
+        await other.close()
+        for s in (store, viewer):
+            assert [h.id for h in await s.list()][-1] == "elsewhere"
+            await same(s, path)
+
+        raw = sqlite3.connect(path, isolation_level=None)
+        try:
+            raw.execute("UPDATE sessions SET cwd = '/moved' WHERE id = 's-00003'")
+            raw.execute(BUMP_REVISION, ("s-00004",))
+        finally:
+            raw.close()
+        for s in (store, viewer):
+            assert next(h for h in await s.list() if h.id == "s-00003").cwd == "/moved"
+            await same(s, path)
+        await viewer.close()
+        await store.close()
+
+    run(body())
+
+
+def test_a_row_spoiled_by_another_connection_fails_the_next_listing_as_a_fresh_one_does(tmp_path: Path) -> None:
+    path = private_db(tmp_path)
+    fill(path)
+
+    async def body() -> None:
+        store = SqliteSessionPersistence(path)
+        await store.list()
+        await store.list_snapshots()
+        raw = sqlite3.connect(path, isolation_level=None)
+        try:
+            raw.execute("UPDATE sessions SET incarnation = 'not-a-uuid' WHERE id = 's-00007'")
+        finally:
+            raw.close()
+        fresh = SqliteSessionPersistence(path)
+        with pytest.raises(SessionStorageCorruptError) as expected:
+            await fresh.list()
+        await fresh.close()
+        for call in (store.list, store.list_snapshots):
+            with pytest.raises(SessionStorageCorruptError) as got:
+                await call()
+            assert str(got.value) == str(expected.value)
+        await store.close()
+
+    run(body())
+
+
+def test_the_cache_builds_once_while_unchanged_and_again_after_any_commit(tmp_path: Path) -> None:
+    path = private_db(tmp_path)
+    fill(path, 3)
+    conn = sqlite3.connect(path, isolation_level=None)
+    other = sqlite3.connect(path, isolation_level=None)
+    cache = ListingCache()
+    builds: list[int] = []
+
+    def build() -> Any:
+        builds.append(1)
+        return empty_listing()
+
+    def read(commits: int) -> Any:
+        conn.execute("BEGIN")
+        try:
+            return cache.read(conn, commits, build)
+        finally:
+            conn.execute("COMMIT")
+
+    try:
+        first = read(0)
+        assert read(0) is first and len(builds) == 1
+        read(1)  # a commit of this connection
+        assert len(builds) == 2
+        other.execute(BUMP_REVISION, ("s-00001",))  # a commit of another connection
+        read(1)
+        assert len(builds) == 3
+        assert read(1) is not first and len(builds) == 3
+        cache.clear()
+        read(1)
+        assert len(builds) == 4
+    finally:
+        conn.close()
+        other.close()
