@@ -55,6 +55,17 @@ class ListingCache:
         self._entry = (conn, version, commits, listing)
         return listing
 
+    def unchanged(self, conn: sqlite3.Connection, commits: int) -> Listing | None:
+        """The cached listing when nothing changed since it was read (None: read it), outside a transaction.
+
+        One ``PRAGMA data_version`` (its own read transaction, ~10 us): cheap enough for the event loop,
+        so a warm listing of any size skips the hop to a worker (``SqliteReader.run_if_tiny``).
+        """
+        entry = self._entry
+        if entry is None or entry[0] is not conn or entry[2] != commits:
+            return None
+        return entry[3] if conn.execute(DATA_VERSION).fetchone()[0] == entry[1] else None
+
     def headers(self, listing: Listing) -> list[SessionHeader]:
         """``list()``'s result: the listing's headers in a list of the caller's own."""
         return list(listing.headers)

@@ -383,11 +383,13 @@ class SqliteReader(StorageBackend):
                     fetch = partial(self.db.fetchall, snapshot)  # reused while unchanged (listing_cache)
                     listing = self._listings.read(snapshot, self.db.commits, lambda: read_listing(fetch))
             else:
-                try:  # one statement is one snapshot
-                    rows = self.db.fetchall(conn, SELECT_FIRST_SESSIONS, (at_most + 1,))
+                try:  # one statement is one snapshot; a reusable listing of any size is as cheap as a tiny one
+                    listing = self._listings.unchanged(conn, self.db.commits)
+                    if listing is None:
+                        rows = self.db.fetchall(conn, SELECT_FIRST_SESSIONS, (at_most + 1,))
+                        listing = exact_listing(rows) if len(rows) <= at_most else None
                 except sqlite3.Error as err:
                     raise wrap_sqlite(err) from err
-                listing = exact_listing(rows) if len(rows) <= at_most else None
         token.check()
         return listing
 

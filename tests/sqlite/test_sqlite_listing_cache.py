@@ -9,6 +9,7 @@ instance's.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import uuid
 from pathlib import Path
@@ -190,3 +191,39 @@ def test_the_cache_builds_once_while_unchanged_and_again_after_any_commit(tmp_pa
     finally:
         conn.close()
         other.close()
+
+
+def test_a_warm_listing_of_any_size_is_served_on_the_loop_until_the_file_changes(tmp_path: Path) -> None:
+    path = private_db(tmp_path)
+    fill(path)
+
+    async def body() -> None:
+        loop = asyncio.get_running_loop()
+        hops: list[Any] = []
+        real = loop.run_in_executor
+
+        def counting(*args: Any) -> Any:
+            hops.append(args)
+            return real(*args)
+
+        store = SqliteSessionPersistence(path)
+        loop.run_in_executor = counting  # type: ignore[method-assign, assignment]
+        try:
+            await store.list()  # read by a worker: more rows than a tiny listing
+            assert len(hops) == 1
+            await store.list()
+            await store.list_snapshots()
+            assert len(hops) == 1  # reused on the loop: nothing changed
+            raw = sqlite3.connect(path, isolation_level=None)
+            try:
+                raw.execute("UPDATE sessions SET cwd = '/moved' WHERE id = 's-00002'")
+            finally:
+                raw.close()
+            listed = await store.list()
+            assert len(hops) == 2 and listed[2].cwd == "/moved"  # changed: read again by a worker
+        finally:
+            del loop.run_in_executor
+        await same(store, path)
+        await store.close()
+
+    run(body())
