@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,13 +99,6 @@ def _problem_row(p: ListedEntry) -> VerifyRow:
     return VerifyRow(sid, "unsupported", p.kind, reason, p.path)
 
 
-async def _diagnosed_row(store: CoordinatedPersistence, session_id: str, path: str | None) -> VerifyRow:
-    diag = await _diagnose(store, session_id)
-    if isinstance(diag, str):
-        return VerifyRow(session_id, "corrupt", "corrupt", diag, path)
-    return VerifyRow(session_id, _VERDICT.get(diag.status, "corrupt"), diag.status, diag.reason, path)
-
-
 async def _diagnose(store: CoordinatedPersistence, session_id: str) -> SessionDiagnosis | str:
     """The engine's diagnosis, or the text of whatever it raised (one session never stops the check)."""
     try:
@@ -174,6 +167,19 @@ def _row_of(v: Verdict, path: str | None) -> VerifyRow:
     return VerifyRow(v.session_id, _VERDICT.get(v.status, "corrupt"), v.status, v.reason, path)
 
 
+async def _judged(
+    store: CoordinatedPersistence,
+    items: Sequence[tuple[str, str | None, str | None]],
+    cache: DiagnosisCache | None,
+    progress: Progress,
+) -> list[Verdict]:
+    """The verdicts of (id, transcript path, listed revision) items, in order, through the cache."""
+    where = sqlite_place(store.root_path) if store.kind == "sqlite" else ""
+    wanted = [(sid, place_of(store, path, where), rev) for sid, path, rev in items]
+    verdicts = await judge_all(store, wanted, cache=cache, progress=progress)
+    return [verdicts[(sid, place)] for sid, place, _ in wanted]
+
+
 async def _listed_rows(
     store: CoordinatedPersistence,
     located: list[tuple[str, str | None]],
@@ -182,18 +188,15 @@ async def _listed_rows(
     progress: Progress,
 ) -> list[VerifyRow]:
     """The rows of the listed sessions ((id, transcript path) in list order), judged through the cache."""
-    revisions: dict[str, str | None] = {}
     if walk is not None:
-        revisions = walk.revisions
+        items = [(sid, path, walk.revisions.get(path or "")) for sid, path in located]
     elif cache is not None and store.kind == "sqlite":
         revisions = {e.session_id: e.revision for e in await store.list_entries() if e.kind == ListedEntry.SESSION}
-    where = sqlite_place(store.root_path) if store.kind == "sqlite" else ""
-    wanted = [
-        (sid, place_of(store, path, where), revisions.get(sid if store.kind == "sqlite" else (path or "")))
-        for sid, path in located
-    ]
-    verdicts = await judge_all(store, wanted, cache=cache, progress=progress)
-    return [_row_of(verdicts[(sid, place)], path) for (sid, place, _), (_, path) in zip(wanted, located, strict=True)]
+        items = [(sid, path, revisions.get(sid)) for sid, path in located]
+    else:
+        items = [(sid, path, None) for sid, path in located]
+    verdicts = await _judged(store, items, cache, progress)
+    return [_row_of(v, path) for v, (_, path) in zip(verdicts, located, strict=True)]
 
 
 async def _verify(
@@ -209,8 +212,8 @@ async def _verify(
         return [], f"{upstream_class_of(err)}: {err}"
     except Exception as err:
         if walk is None:
-            return await _verify_rows_leniently(store, err, progress)
-        return await _verify_by_walk(store, walk, err, progress)
+            return await _verify_rows_leniently(store, err, progress, cache)
+        return await _verify_by_walk(store, walk, err, progress, cache)
     located: list[tuple[str, str | None]] = []
     for header in headers:
         loc = store.locate(header)
@@ -226,19 +229,15 @@ async def _verify(
 
 
 async def _verify_by_walk(
-    store: CoordinatedPersistence, walk: _Walk, list_error: BaseException, progress: Progress
+    store: CoordinatedPersistence, walk: _Walk, list_error: BaseException, progress: Progress, cache: DiagnosisCache | None
 ) -> tuple[list[VerifyRow], str | None]:
     rows: list[VerifyRow] = []
-    for i, path in enumerate(walk.artifacts):
-        sid = _dir_id(path)
-        progress(i, len(walk.artifacts), sid)
-        diag = await _diagnose(store, sid)
-        if not isinstance(diag, str) and diag.status == "missing":
-            rows.append(await _row_for_unlisted(store, path, walk.compression))
-        elif isinstance(diag, str):
-            rows.append(VerifyRow(sid, "corrupt", "corrupt", diag, path))
+    items = [(_dir_id(path), path, walk.revisions.get(path)) for path in walk.artifacts]
+    for (_sid, path, _), v in zip(items, await _judged(store, items, cache, progress), strict=True):
+        if v.status == "missing":
+            rows.append(await _row_for_unlisted(store, path or "", walk.compression))
         else:
-            rows.append(VerifyRow(sid, _VERDICT.get(diag.status, "corrupt"), diag.status, diag.reason, path))
+            rows.append(_row_of(v, path))
     rows.extend(_problem_row(p) for p in walk.problems)
     if all(r.verdict != "corrupt" for r in rows):
         # Nothing explains the failure session by session: report it for the root.
@@ -247,20 +246,21 @@ async def _verify_by_walk(
 
 
 async def _verify_rows_leniently(
-    store: CoordinatedPersistence, list_error: BaseException, progress: Progress
+    store: CoordinatedPersistence, list_error: BaseException, progress: Progress, cache: DiagnosisCache | None
 ) -> tuple[list[VerifyRow], str | None]:
     """A store whose ``list()`` rejects as a whole (SQLite, one bad row): each row on its own."""
     try:
         entries = await store.list_entries()
     except Exception as err:  # the store itself is bad (not a database, wrong schema, I/O)
         return [], f"{upstream_class_of(err)}: {err}"
+    good = [(e.session_id, None, e.revision) for e in entries if e.problem is None]
+    judged = iter(await _judged(store, good, cache, progress))
     rows: list[VerifyRow] = []
-    for i, e in enumerate(entries):
-        progress(i, len(entries), e.session_id)
+    for e in entries:
         if e.problem is not None:
             rows.append(VerifyRow(e.session_id, "corrupt", "corrupt", e.problem, None))
         else:
-            rows.append(await _diagnosed_row(store, e.session_id, None))
+            rows.append(_row_of(next(judged), None))
     if not any(r.verdict == "corrupt" for r in rows):
         return rows, f"{upstream_class_of(list_error)}: {list_error}"
     return rows, None

@@ -56,16 +56,28 @@ def _last_time(table: Any) -> int | None:
     return int(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
 
 
+async def _stored_revision(store: Any, session_id: str) -> str | None:
+    """The log's revision as stored now (None when it cannot be said); the window's store wraps the engine."""
+    engine = getattr(store, "engine", store)
+    try:
+        revision = await engine.read_stored_revision(session_id)
+    except (SessionPersistenceError, OSError):
+        return None
+    return revision if isinstance(revision, str) else None
+
+
 async def judge(store: Any, session_id: str, place: str = "") -> Verdict:
     """The verdict of one session of ``store`` (a ``CoordinatedPersistence`` or the window's ``ViewerStore``)."""
     started = time.time_ns()
     try:
+        before = await _stored_revision(store, session_id)
         view = await store.view(session_id)
     except SessionPersistenceError as err:  # view makes failures a verdict; a safety net
         return Verdict(session_id, place, None, "corrupt", str(err), upstream_class_of(err), None, 0, None, None)
     except Exception as err:  # one session never stops a root's check
         return Verdict(session_id, place, None, "corrupt", f"{upstream_class_of(err)}: {err}", None, None, 0, None, None)
     d = view.diagnosis
+    revision = d.revision
     table = view.stored.record_table()
     if not view.readable and d.status in PREFIX_STATUSES:
         try:
@@ -74,12 +86,16 @@ async def judge(store: Any, session_id: str, place: str = "") -> Verdict:
             prefix = None
         if prefix is not None:
             table = prefix.events
+        if revision is None:
+            # A refused read names no revision: the log's own, when it was the same before and after.
+            after = await _stored_revision(store, session_id)
+            revision = before if before is not None and before == after else None
     events = d.event_count - len(d.closers) if d.status in READABLE else None
     title = latest_title(table) if len(table) else None
     return Verdict(
         session_id,
         place,
-        d.revision,
+        revision,
         d.status,
         d.reason,
         d.error_class,
