@@ -41,8 +41,15 @@ def compress_frame(plaintext: bytes) -> bytes:
     return c.compress(plaintext) + c.flush()
 
 
-def scan_frames(buf: bytes | memoryview, max_frames: int | None = None) -> tuple[list[tuple[int, int]], int | None]:
-    """Complete frame ranges and the start of a torn final frame (never decompresses)."""
+def scan_frames(
+    buf: bytes | memoryview, max_frames: int | None = None, bounds: list[int] | None = None
+) -> tuple[list[tuple[int, int]], int | None]:
+    """Complete frame ranges and the start of a torn final frame (never decompresses).
+
+    ``bounds``, when given, receives per complete frame the most plaintext its block headers allow
+    (raw and RLE blocks name their size, a compressed block yields at most 128 KiB), or -1 for a
+    frame that declares a content size (``decode_frames`` then checks that frame on its own).
+    """
     frames: list[tuple[int, int]] = []
     n = len(buf)
     offset = 0
@@ -68,6 +75,7 @@ def scan_frames(buf: bytes | memoryview, max_frames: int | None = None) -> tuple
         if n - offset < rest:
             return frames, start
         offset += rest
+        most = -1 if fcs_bytes else 0
         while True:
             if n - offset < 3:
                 return frames, start
@@ -82,6 +90,8 @@ def scan_frames(buf: bytes | memoryview, max_frames: int | None = None) -> tuple
             if n - offset < payload:
                 return frames, start
             offset += payload
+            if most >= 0:
+                most += _BLOCK_MAX_PLAINTEXT_BYTES if btype == 2 else bsize
             if last:
                 break
         if checksum:
@@ -89,6 +99,8 @@ def scan_frames(buf: bytes | memoryview, max_frames: int | None = None) -> tuple
                 return frames, start
             offset += 4
         frames.append((start, offset))
+        if bounds is not None:
+            bounds.append(most)
         if max_frames is not None and len(frames) == max_frames:
             return frames, None
     return frames, None
@@ -295,12 +307,40 @@ def _decode_whole(view: memoryview, cap: int) -> bytes | None:
     return out
 
 
-def decode_frames(buf: bytes | bytearray | memoryview, ranges: list[tuple[int, int]]) -> bytes:
-    """The plaintext of consecutive complete frames, joined (each decoded and checked by ``decode_frame``)."""
+def decode_frames(buf: bytes | bytearray | memoryview, ranges: list[tuple[int, int]], bounds: list[int] | None = None) -> bytes:
+    """The plaintext of consecutive complete frames, joined, as ``decode_frame`` of each would give it.
+
+    With the ``bounds`` ``scan_frames`` reported for ``ranges``: when every frame's bound is under its
+    cap, the whole span goes through one decoder reading across frames (the same frame boundaries: the
+    scan walked the very block headers the decoder reads, and each frame ended where its last block
+    and checksum do).  Any decoder error sends it frame by frame, where the damaged frame is named.
+
+    Why: a decoder per frame cost ~4 us of set-up plus ~2 us of bound walking a frame; the 904 frames
+    of the 202k-event log spent 5 ms there, a third of ``read_raw`` (issue 25: "stream the
+    decompressed bytes").
+    """
     view = memoryview(buf)
+    if not ranges:
+        return b""
+    if bounds is not None and len(ranges) > 1 and _all_bounded(ranges, bounds):
+        start, end = ranges[0][0], ranges[-1][1]
+        if all(ranges[k][1] == ranges[k + 1][0] for k in range(len(ranges) - 1)):
+            try:
+                return _decompressor().decompressobj(read_across_frames=True).decompress(view[start:end])
+            except zstandard.ZstdError:
+                pass  # named below, frame by frame
     if len(ranges) == 1:
         return decode_frame(view, *ranges[0])
     return b"".join([decode_frame(view, start, end) for start, end in ranges])
+
+
+def _all_bounded(ranges: list[tuple[int, int]], bounds: list[int]) -> bool:
+    if len(bounds) != len(ranges):
+        return False
+    for (start, end), most in zip(ranges, bounds, strict=True):
+        if most < 0 or most > max(MAX_FRAME_PLAINTEXT_BYTES, MAX_FRAME_EXPANSION_RATIO * (end - start)):
+            return False
+    return True
 
 
 def decode_frame(buf: bytes | bytearray | memoryview, start: int, end: int, *, header: bool = False) -> bytes:
