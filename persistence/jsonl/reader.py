@@ -450,11 +450,11 @@ class JsonlReader(StorageBackend):
             return None
         data, _rev = read_stable(path, token)
         if self.compression == "zstd":
-            view = memoryview(data)
-            ranges, _torn = frames.scan_frames(view)
+            bounds: list[int] = []
+            ranges, _torn = frames.scan_frames(data, bounds=bounds)
             if not ranges:
                 raise SessionStorageCorruptError("empty or header-less Zstandard session log")
-            plain = b"".join(frames.decode_frame(view, s, e) for s, e in ranges)
+            plain = frames.decode_frames(data, ranges, bounds)  # one decoder across the frames when they allow
         else:
             plain = data
         text = plain.decode("utf-8", "replace")
