@@ -280,13 +280,14 @@ class DiagnosisPass(QObject):
             self._in_flight += len(jobs)
             try:
                 verdicts = await self._run([job for job, _ in jobs])
+                if generation != self._generation:
+                    return
+                for ((key, _, _), revision), v in zip(jobs, verdicts, strict=True):
+                    self._updates[key] = details_of(v, revision)
+                await self._keep(verdicts)  # in flight until stored: idle means the cache holds them too
             finally:
-                self._in_flight -= len(jobs)
-            if generation != self._generation:
-                return
-            for ((key, _, _), revision), v in zip(jobs, verdicts, strict=True):
-                self._updates[key] = details_of(v, revision)
-            await self._keep(verdicts)
+                if generation == self._generation:
+                    self._in_flight -= len(jobs)
 
     async def _run(self, jobs: list[Job]) -> list[Verdict]:
         pool, root = self._pool, self._root
