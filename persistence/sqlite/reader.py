@@ -19,6 +19,7 @@ from persistence.backend import NEVER_CANCELLED, CancelToken, StorageBackend, St
 from persistence.errors import (
     SessionArgumentError,
     SessionPersistenceError,
+    SessionStorageCorruptError,
 )
 from persistence.listing import BAD_ROW, SESSION, STATUS_CORRUPT, ListedEntry
 from persistence.model.header import SessionHeader
@@ -37,6 +38,7 @@ from persistence.sqlite.constants import (
     PACKED_TAGS,
     TAIL_PROBE_ROWS,
 )
+from persistence.sqlite.entries import listed_entries
 from persistence.sqlite.errors import RowDecodeError, is_busy, wrap_sqlite
 from persistence.sqlite.identity import revision_token
 from persistence.sqlite.listing_cache import ListingCache
@@ -324,7 +326,14 @@ class SqliteReader(StorageBackend):
         ``list()`` stays all-or-nothing as upstream's is (§13 Q7: one relative ``cwd`` hides every
         session); ``verify`` and the window use this so one bad row is one bad row.  A store-level
         failure (not a database, wrong schema, I/O) still raises: that is a bad store, shown as such.
+        When every row validates they are the listing's, cached and all (``entries``).
         """
+        try:
+            listing = self._listing(token, None)
+        except (SessionStorageCorruptError, TypeError, ValueError, OverflowError):
+            listing = None  # a row fails: each row is judged on its own below
+        if listing is not None:
+            return listed_entries(self._listings.snapshots(listing, self.db.store_identity))
         with self.db.lock:
             conn = self._connect(token)
             if self.db.pristine:
