@@ -209,6 +209,41 @@ def clean_text(text: str) -> str:
     return text
 
 
+def create_shard(path: str) -> sqlite3.Connection:
+    """A new scratch index file at ``path`` for a worker of a parallel build (``app.search.shards``): the
+    index's own schema, no journal and no syncs (it is thrown away once adopted, or when anything fails)."""
+    conn = _writer(sqlite3.connect(path, isolation_level=None))
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    conn.executescript(_SCHEMA + _FTS_SCHEMA)
+    if conn.in_transaction:
+        conn.execute("COMMIT")
+    # The worker indexes its rows once they are all in (``fill_shard_index``), not row by row.
+    for name in INSERT_TRIGGERS:
+        conn.execute(f"DROP TRIGGER {name}")
+    return conn
+
+
+def fill_shard_index(conn: sqlite3.Connection) -> None:
+    """Index every row of a shard made by ``create_shard``, as the insert triggers would have, in one
+    statement per table (see ``IndexDb.insert_rows`` for why one), then merge each index into one segment."""
+    conn.execute("INSERT INTO fts(rowid, body) SELECT id, body FROM docs ORDER BY id")
+    conn.execute(
+        "INSERT INTO cjk(rowid, pairs) "
+        "SELECT id, p FROM (SELECT id, ss_cjk_pairs(body) AS p FROM docs ORDER BY id) WHERE p IS NOT NULL"
+    )
+    conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+    conn.execute("INSERT INTO cjk(cjk) VALUES ('optimize')")
+
+
+_STAGED = ("seq", "kind", "etype", "tool", "turn", "time", "body")  # a ``DocRow``'s columns, in order
+
+# The triggers that index an inserted ``docs`` row: an adoption drops them while it copies rows whose
+# index it brings along, and creates them again (the same text) in the same transaction.
+INSERT_TRIGGERS = ("docs_ai", "docs_ai_cjk")
+
+
 class IndexDb:
     """One connection to a root's index file (or to an in-memory index when no file can be used).
 
@@ -404,10 +439,16 @@ class IndexDb:
                 )
 
     def insert_rows(self, sid: int, rows: Iterable[Sequence[Any]]) -> None:
-        self.conn.executemany(
-            "INSERT INTO docs(sid, seq, kind, etype, tool, turn, time, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            ((sid, *r) for r in rows),
-        )
+        """Insert rows in their order (rowids ascending) as *one* statement.  Why: every statement that
+        fires the FTS5 triggers opens a statement savepoint, and FTS5 flushes its pending terms at each
+        (a segment per row, merged again and again); staged and inserted by one ``INSERT … SELECT``,
+        9,000 rows took 0.15 s instead of 0.72-0.91 s."""
+        conn = self.conn
+        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS staged({', '.join(_STAGED)})")
+        conn.executemany(f"INSERT INTO temp.staged VALUES ({', '.join('?' * len(_STAGED))})", rows)
+        columns = ", ".join(_STAGED)
+        conn.execute(f"INSERT INTO docs(sid, {columns}) SELECT ?, {columns} FROM temp.staged ORDER BY rowid", (sid,))
+        conn.execute("DELETE FROM temp.staged")
 
     def update_session(self, sid: int, **values: Any) -> None:
         names = ", ".join(f"{k} = ?" for k in values)
@@ -415,16 +456,32 @@ class IndexDb:
         self.conn.execute(f"UPDATE sessions SET {names}, indexed_at = ? WHERE sid = ?", (*cleaned, time.time(), sid))
 
     def optimize(self) -> None:
-        """Merge the full-text index's segments into one (after a cold build: smaller and faster to query)."""
+        """Merge the full-text indexes' segments into one each (after a parallel cold build, which adopts one
+        per chunk: smaller and faster to query)."""
         if self.fts:
             self.conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+            self.conn.execute("INSERT INTO cjk(cjk) VALUES ('optimize')")
+
+    def checkpoint(self) -> None:
+        """Copy the write-ahead log into the file and empty it (after a parallel build, which adopts with
+        automatic checkpoints off); a reader in the way leaves it for the next automatic one."""
+        if self.path is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    def next_doc_id(self) -> int:
+        """The rowid the next ``docs`` row would get (a parallel build allocates from it)."""
+        return int(self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM docs").fetchone()[0])
 
 
 __all__ = [
+    "INSERT_TRIGGERS",
     "SCHEMA_VERSION",
     "IndexDb",
     "IndexedSession",
     "clean_text",
+    "create_shard",
+    "fill_shard_index",
     "fts_problem",
     "remove_index_files",
 ]

@@ -32,6 +32,7 @@ from typing import Any
 from app.cache_db import DAMAGE_ERRORS, damage_text, is_damage
 from app.search.db import IndexDb
 from app.search.location import index_path, inside_root, root_identity
+from app.search.parallel import ShardPool, default_workers
 from app.search.progress import IndexProgress, IndexReport
 from app.search.query import Searcher
 from app.search.run import IndexRun
@@ -48,7 +49,9 @@ class Indexer:
         index_file: str | None = None,
         cache_dir: str | None = None,
         in_memory: bool = False,
+        workers: int | None = None,
     ) -> None:
+        """``workers``: processes a cold build may use (None: every core; 0: none, one session at a time)."""
         self.store = store
         self.identity = root_identity(store.root_path, store.kind)
         path: str | None = None if in_memory else (index_file or index_path(store.root_path, store.kind, cache_dir))
@@ -60,6 +63,8 @@ class Indexer:
         self.db.messages[:0] = early
         self._cancel = threading.Event()
         self._run: IndexRun | None = None
+        n = default_workers() if workers is None else workers
+        self._pool: ShardPool | None = ShardPool(n) if n > 0 else None
 
     @classmethod
     def for_root(cls, root: str, backend: str | None = None, **kw: Any) -> Indexer:
@@ -107,6 +112,8 @@ class Indexer:
         """Commit an unfinished run and close the index file (the store is the caller's, or see ``aclose``)."""
         if self._run is not None:
             self._run.close()
+        if self._pool is not None:
+            self._pool.close()
         self.db.close()
 
     async def aclose(self) -> None:
@@ -126,14 +133,14 @@ class Indexer:
         if entries is None:
             entries = await self.store.list_entries()
         try:
-            self._run = IndexRun(self.db, self.store, self.identity, self._cancel, list(entries), full)
+            self._run = IndexRun(self.db, self.store, self.identity, self._cancel, list(entries), full, self._pool)
         except DAMAGE_ERRORS as err:
             # The plan reads every session row: a flipped byte there is met now.  A fresh file is planned
             # whole (a second failure is not damage of this file: it propagates).
             if not is_damage(err):
                 raise
             self.db.reset(self.identity, damage_text(err))
-            self._run = IndexRun(self.db, self.store, self.identity, self._cancel, list(entries), full)
+            self._run = IndexRun(self.db, self.store, self.identity, self._cancel, list(entries), full, self._pool)
         return self._run
 
     async def update(

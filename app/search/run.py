@@ -23,9 +23,11 @@ May import: the standard library, the public ``persistence`` package and ``app.s
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -45,8 +47,18 @@ from app.search.outcome import (
     same_encoding,
     session_fields,
 )
+from app.search.parallel import (
+    BULK_MIN_SESSIONS,
+    AdoptionRefused,
+    ParallelBuild,
+    ShardPool,
+    adopt,
+    adopting_connection,
+    backend_of,
+)
 from app.search.progress import (
     CANCELLED,
+    FULL,
     REMOVED,
     SKIPPED,
     TAIL,
@@ -56,6 +68,8 @@ from app.search.progress import (
     entry_key,
     entry_revision,
 )
+from app.search.segments import UnsupportedStructure
+from app.search.shards import ShardJob
 from persistence import (
     CoordinatedPersistence,
     EventType,
@@ -115,6 +129,7 @@ class IndexRun:
         cancel: threading.Event,
         entries: list[ListedEntry],
         full: bool,
+        pool: ShardPool | None = None,
     ) -> None:
         self.db = db
         self.store = store
@@ -132,6 +147,10 @@ class IndexRun:
         self._group_rows = 0
         self._group_t0 = 0.0
         self._resets = 0
+        self._pool = pool
+        self._bulk: ParallelBuild | None = None
+        self._adopter: sqlite3.Connection | None = None
+        self._adopted = 0
         self.done = 0
         self._plan()
 
@@ -151,7 +170,6 @@ class IndexRun:
             jobs.append(_Job(entry, key, rev))
         # Oldest first: rows of newer sessions get higher rowids, and results list newest rowids first.
         jobs.sort(key=lambda j: _recency(j.entry))
-        self._jobs: Iterator[_Job] = iter(jobs)
         self.total = len(jobs)
         if self._full:
             gone = [s.sid for k, s in indexed.items() if k not in seen]
@@ -159,11 +177,36 @@ class IndexRun:
                 with self.db.transaction():
                     self.db.remove_sessions(gone)
                 self._count(REMOVED, len(gone))
-        self._next: _Job | None = next(self._jobs, None)
+        self._close_bulk()
+        self._queue: deque[_Job] = deque(self._start_bulk(jobs, indexed))
+        self._next: _Job | None = self._queue.popleft() if self._queue else None
+
+    def _start_bulk(self, jobs: list[_Job], indexed: dict[str, IndexedSession]) -> list[_Job]:
+        """Hand the sessions never indexed to the worker processes when there are enough of them (see
+        ``app.search.parallel``); the jobs left to the serial steps, which come after."""
+        backend = backend_of(self.store)
+        new = [j for j in jobs if j.key not in indexed]
+        if self._pool is None or backend is None or not self.db.fts or self.db.path is None or len(new) < BULK_MIN_SESSIONS:
+            return jobs
+        self.db.commit()
+        first_id = self.db.next_doc_id()
+        self._adopter = adopting_connection(self.db.path)
+        self._bulk = ParallelBuild(
+            self._pool, self.store, backend, self.db.path, [ShardJob(j.entry, j.key, j.revision) for j in new], first_id
+        )
+        return [j for j in jobs if j.key in indexed]
+
+    def _close_bulk(self) -> None:
+        bulk, self._bulk = self._bulk, None
+        if bulk is not None:
+            bulk.close()
+        adopter, self._adopter = self._adopter, None
+        if adopter is not None:
+            adopter.close()
 
     @property
     def finished(self) -> bool:
-        return self._next is None or self._cancelled
+        return self._cancelled or (self._next is None and (self._bulk is None or self._bulk.finished))
 
     def progress(self, session_id: str | None = None, action: str | None = None) -> IndexProgress:
         return IndexProgress(self.done, self.total, session_id, action)
@@ -172,15 +215,19 @@ class IndexRun:
         self._counters.actions[action] = self._counters.actions.get(action, 0) + n
 
     async def step(self) -> IndexProgress:
-        """Index the next session and say where the run is (the run's last step also commits)."""
-        job = self._next
-        if job is None or self._cancelled:
+        """Index the next session (or adopt the next chunk built in parallel) and say where the run is
+        (the run's last step also commits)."""
+        if self._cancelled or self.finished:
             self.close()
             return self.progress()
         if self._cancel.is_set():
             return self._stop(None)
+        if self._bulk is not None and not self._bulk.finished:
+            return await self._bulk_step(self._bulk)
+        job = self._next
+        assert job is not None
         read = self._ahead.pop(job.key, None) or asyncio.ensure_future(self._read(job))
-        self._next = next(self._jobs, None)
+        self._next = self._queue.popleft() if self._queue else None
         if self._next is not None and READ_AHEAD:
             self._ahead[self._next.key] = asyncio.ensure_future(self._read(self._next))
         try:
@@ -189,7 +236,7 @@ class IndexRun:
             return self._stop(job.entry.session_id)
         except DAMAGE_ERRORS as err:
             if not is_busy(err):
-                return self._heal(job, err)
+                return self._heal(job.entry.session_id, err)
             self.db.messages.append(f"{job.entry.session_id}: the index is busy ({err}); retried by the next run")
             action = SKIPPED
         self._count(action)
@@ -200,7 +247,57 @@ class IndexRun:
             self._maybe_commit()
         return self.progress(job.entry.session_id, action)
 
-    def _heal(self, job: _Job, err: BaseException) -> IndexProgress:
+    async def _bulk_step(self, bulk: ParallelBuild) -> IndexProgress:
+        """Adopt the next chunk the workers built; a chunk that cannot be adopted goes to the serial steps."""
+        got = await bulk.next(self._cancel.is_set)
+        if got is None:
+            return self._stop(None)
+        chunk, shard = got
+        jobs = bulk.jobs_of(chunk)
+        if isinstance(shard, BaseException):  # a worker failed (or was stopped): read these sessions here
+            return self._to_serial(jobs, f"a worker could not index {len(jobs)} sessions ({type(shard).__name__}: {shard})")
+        assert self._adopter is not None
+        try:
+            adopt(self._adopter, shard)
+        except (AdoptionRefused, UnsupportedStructure) as err:
+            return self._to_serial(jobs, None if isinstance(err, AdoptionRefused) else str(err))
+        except DAMAGE_ERRORS as err:
+            if is_busy(err):
+                return self._to_serial(jobs, None)
+            return self._heal(jobs[-1].entry.session_id, err)
+        self._adopted += 1
+        for s in shard.sessions:
+            self._count(s.action)
+            self._counters.rows += s.rows
+            self._counters.events += s.events
+            self._counters.text_chars += s.text_chars
+            if s.message is not None:
+                self.db.messages.append(s.message)
+        self.done += len(shard.sessions)
+        if bulk.finished:
+            self._after_bulk()
+        return self.progress(jobs[-1].entry.session_id, FULL)
+
+    def _to_serial(self, jobs: list[ShardJob], message: str | None) -> IndexProgress:
+        if message is not None:
+            self.db.messages.append(message)
+        self._queue.extend(_Job(j.entry, j.key, j.revision) for j in jobs)
+        if self._next is None:
+            self._next = self._queue.popleft()
+        if self._bulk is not None and self._bulk.finished:
+            self._after_bulk()
+        return self.progress()
+
+    def _after_bulk(self) -> None:
+        """Every chunk is in: merge their segments into one (the adopted chunks left one each)."""
+        if self._adopted:
+            self.db.optimize()
+            self.db.checkpoint()
+        self._adopted = 0
+        if self._next is None:
+            self.close()
+
+    def _heal(self, session_id: str | None, err: BaseException) -> IndexProgress:
         """The index file broke under us (a flipped byte met by a read or a write): start again on a fresh
         one, every session planned again.  A fresh file that keeps breaking is not damage: it propagates."""
         self._resets += 1
@@ -212,7 +309,7 @@ class IndexRun:
         self._group_sessions = self._group_rows = 0
         self.done = 0
         self._plan()
-        return self.progress(job.entry.session_id, SKIPPED)
+        return self.progress(session_id, SKIPPED)
 
     def _stop(self, session_id: str | None) -> IndexProgress:
         self._cancelled = True
@@ -222,7 +319,9 @@ class IndexRun:
     def close(self) -> None:
         """Commit what is done and drop reads started ahead; the run is finished after it (idempotent)."""
         self._drop_reads()
+        self._close_bulk()
         self._next = None
+        self._queue.clear()
         if not self._closed:
             self._closed = True
             self.db.commit()
