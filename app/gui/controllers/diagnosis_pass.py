@@ -206,7 +206,10 @@ class DiagnosisPass(QObject):
         if self._sqlite_place:
             return self._sqlite_place
         root = self._root or ""
-        return relative_place(root, row.key) if os.path.isabs(row.key) else row.key
+        prefix = root.rstrip(os.sep) + os.sep
+        if row.key.startswith(prefix):  # the listing joins the (absolute) root and the entries' names
+            return row.key[len(prefix) :]
+        return relative_place(root, row.key)
 
     def _from_cache(self, keys: list[str]) -> list[str]:
         """Fill the rows the cache knows at their revision; the keys still to judge."""

@@ -1,9 +1,10 @@
-"""The window's process pool, and the listing and diagnosis its worker *processes* run (no Qt here).
+"""The window's process pool, and the listing its worker *processes* run (no Qt here).
 
 Diagnosing a session parses its whole log: pure Python that holds the GIL.  In the window's process
 that competes with every ``data()`` call of a painting view, so a 10k-session root would keep the
 list sluggish for minutes.  Worker processes scan project directories and parse logs in parallel on
-other cores and send back only small values (``FoundArtifact``, ``Details``).  Each process keeps one
+other cores and send back only small values (``FoundArtifact``; a session's ``Verdict`` from
+``app.diagnosis.parallel.judge_chunk``, which the diagnosis pass submits here).  Each process keeps one
 engine store per root and a header cache between calls.
 
 A worker dies with the window's process, however that one ends (issue 21: killed windows left their
@@ -17,13 +18,12 @@ multiprocessing's resource tracker: it exits on its own once every process holdi
 window and the workers) is gone.  Workers ignore SIGINT and SIGHUP: a terminal sends those to its
 whole process group, and it is the window that decides to stop (it then shuts the pool down).
 
-May import: the public ``persistence`` package, ``app.timeline``, the Qt-free ``runtime`` modules and
+May import: the public ``persistence`` package, ``app.listing`` (the scan), the Qt-free ``runtime`` modules and
 ``models.session_row`` (a plain value module); never Qt: a spawned worker imports this module.
 """
 
 from __future__ import annotations
 
-import asyncio
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -33,54 +33,7 @@ import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
-from app.gui.models.session_row import READABLE, Details
-from app.gui.runtime.viewer_store import open_for_viewing
 from app.listing.root_scan import FoundArtifact, artifacts_in_project_dir
-from app.records import latest_title
-from persistence import CoordinatedPersistence, SessionPersistenceError, upstream_class_of
-
-Job = tuple[str, str, str | None]  # (row key, session id, revision the row shows)
-PREFIX_STATUSES = ("corrupt", "unsupported")  # refused logs whose readable prefix still names them
-
-_stores: dict[str, CoordinatedPersistence] = {}
-_loop: asyncio.AbstractEventLoop | None = None
-
-
-async def diagnose_one(store: Any, session_id: str, revision: str | None) -> Details:
-    """Status, stored event count and title of one session (shared by the in-process path)."""
-    try:
-        d = await store.diagnose(session_id)
-    except SessionPersistenceError as err:  # diagnose classifies engine errors itself; a safety net
-        return Details(revision, "corrupt", str(err), None, 0, None, upstream_class_of(err))
-    title = None
-    try:
-        if d.status in READABLE:
-            ins = await store.inspect(session_id)
-            title = latest_title(ins.events.record_table())
-        elif d.status in PREFIX_STATUSES:
-            # A refused log keeps its name (issue 24 item 5): the title its readable part holds.
-            prefix = await store.readable_prefix(session_id)
-            title = None if prefix is None else latest_title(prefix.events)
-    except (SessionPersistenceError, OSError):
-        title = None
-    count = d.event_count - len(d.closers) if d.status in READABLE else None
-    return Details(revision, d.status, d.reason, count, len(d.closers), title, d.error_class)
-
-
-def diagnose_batch(root: str, jobs: list[Job]) -> list[tuple[str, Details]]:
-    """Entry point in the worker process."""
-    global _loop
-    if _loop is None:
-        _loop = asyncio.new_event_loop()
-    store = _stores.get(root)
-    if store is None:
-        store = _stores[root] = open_for_viewing(root)
-
-    async def run() -> list[tuple[str, Details]]:
-        return [(key, await diagnose_one(store, sid, rev)) for key, sid, rev in jobs]
-
-    return _loop.run_until_complete(run())
-
 
 _header_cache: dict[Any, Any] = {}
 
