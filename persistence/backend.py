@@ -140,12 +140,15 @@ class StorageBackend(ABC):
         reads everything."""
         return self.load_stored(session_id, token)
 
-    def load_after(self, session_id: str, mark: Any, token: CancelToken, *, whole_raw: bool = False) -> StoredLog | None:
+    def load_after(
+        self, session_id: str, mark: Any, token: CancelToken, *, since: str | None = None, whole_raw: bool = False
+    ) -> StoredLog | None:
         """What was stored after ``mark`` (the ``tail_mark`` of an earlier read that passed the pipeline) when
         the log only grew since and the bytes or rows before the mark are unchanged (``persistence.incremental``).
 
         ``events`` start at ``base_seq`` (the mark's next seq), ``torn`` is absolute, ``tail_mark`` is where
         this read stopped.  None: the mark no longer describes the log (the caller reads it whole).
+        ``since``: the revision that read saw (JSONL: a file changed without growing is read whole).
         ``whole_raw``: ``raw`` holds the whole artifact (read at once; only its new part is parsed).  By
         default nothing is extended.
         """

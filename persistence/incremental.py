@@ -92,7 +92,7 @@ def extended(
     """``source`` plus what was stored after its mark, checked as a whole read checks it; None when the
     backend refuses the mark or the new part needs the whole log to judge (see the module docstring)."""
     try:
-        stored = backend.load_after(session_id, resume.mark, token, whole_raw=keep_raw)
+        stored = backend.load_after(session_id, resume.mark, token, since=source.revision, whole_raw=keep_raw)
     except (SessionPersistenceError, OSError):
         return None  # the whole read raises it (or its own, exact, error)
     if stored is None or stored.base_seq != resume.committed:

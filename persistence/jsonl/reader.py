@@ -297,10 +297,14 @@ class JsonlReader(StorageBackend):
         new = tail_mark(revision, tail, mark.offset + committed, mark.next_seq + count, mark.meta)
         return stored_log(path, dict(mark.meta), events, revision, torn, base_seq=mark.next_seq, tail_mark=new)
 
-    def load_after(self, session_id: str, mark: Any, token: CancelToken, *, whole_raw: bool = False) -> StoredLog | None:
+    def load_after(
+        self, session_id: str, mark: Any, token: CancelToken, *, since: str | None = None, whole_raw: bool = False
+    ) -> StoredLog | None:
         """The records appended after ``mark`` (``extend.read_after``), held to what a whole read asserts."""
         path = self._log_of(session_id, token) if isinstance(mark, TailMark) else None
-        stored = None if path is None else extend.read_after(path, mark, self.compression, token, whole_raw=whole_raw)
+        stored = None
+        if path is not None:
+            stored = extend.read_after(path, mark, self.compression, token, since=since, whole_raw=whole_raw)
         if stored is None or path is None:
             return None
         self.assert_identity(path, stored.meta, session_id)

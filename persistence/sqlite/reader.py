@@ -214,8 +214,11 @@ class SqliteReader(StorageBackend):
         mark = extend.mark_of(self.db.store_identity, session.incarnation, rows, result.torn_from, len(result.preserved))
         return StoredLog(session.meta, result.preserved, revision, torn, tail_mark=mark)
 
-    def load_after(self, session_id: str, mark: Any, token: CancelToken, *, whole_raw: bool = False) -> StoredLog | None:
-        """The rows after ``mark`` (``extend``), in one read transaction; None when the seam changed."""
+    def load_after(
+        self, session_id: str, mark: Any, token: CancelToken, *, since: str | None = None, whole_raw: bool = False
+    ) -> StoredLog | None:
+        """The rows after ``mark`` (``extend``), in one read transaction; None when the seam changed (the
+        revision ``since`` need not be compared: the engine bumps it with every row it writes)."""
         if not isinstance(mark, extend.RowMark):
             return None
         with self.db.lock:
