@@ -7,8 +7,9 @@ One run prints one table: on a ``--sessions`` store (each session 12 events, the
 transaction with the backend's own row codec) and on a small session (those 12 events, in that store
 and alone in a one-session store):
 
-- ``list`` and ``list_snapshots`` on the same instance (warm) and on a fresh instance per call (the
-  constructor is timed, ``close`` is not: upstream's recorded method);
+- ``list``, ``list_snapshots`` and ``list_entries`` (the window's and ``verify``'s lenient listing; no
+  upstream counterpart) on the same instance (warm) and on a fresh instance per call (the constructor
+  is timed, ``close`` is not: upstream's recorded method);
 - ``inspect``, ``load`` and ``read_from(0)`` of the small session, a fresh instance per call;
 
 each beside its floor: a bare ``sqlite3`` SELECT of the same rows (``floors.py``: the ``sessions`` rows,
@@ -227,6 +228,8 @@ def cases(label: str, path: str, sid: str, warm: SqliteSessionPersistence, con: 
         (f"{label} list (fresh)", Fresh(path, lambda s: s.list()), floor_rows_fresh(path)),
         (f"{label} list_snapshots (warm)", warm.list_snapshots, floor_rows_warm(con)),
         (f"{label} list_snapshots (fresh)", Fresh(path, lambda s: s.list_snapshots()), floor_rows_fresh(path)),
+        (f"{label} list_entries (warm)", warm.list_entries, floor_rows_warm(con)),
+        (f"{label} list_entries (fresh)", Fresh(path, lambda s: s.list_entries()), floor_rows_fresh(path)),
         (f"{label} inspect small (fresh)", Fresh(path, lambda s: s.inspect(sid)), parse),
         (f"{label} load small (fresh)", Fresh(path, lambda s: s.load(sid)), parse),
         (f"{label} read_from(0) small (fresh)", Fresh(path, lambda s: s.read_from(sid, 0)), parse),

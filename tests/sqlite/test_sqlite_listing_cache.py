@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -223,6 +225,27 @@ def test_a_warm_listing_of_any_size_is_served_on_the_loop_until_the_file_changes
             assert len(hops) == 2 and listed[2].cwd == "/moved"  # changed: read again by a worker
         finally:
             del loop.run_in_executor
+        await same(store, path)
+        await store.close()
+
+    run(body())
+
+
+def test_a_commit_of_another_process_is_seen(tmp_path: Path) -> None:
+    path = private_db(tmp_path)
+    fill(path)
+    script = (
+        "import sqlite3, sys\n"
+        "con = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "con.execute(\"UPDATE sessions SET created_at = 424242 WHERE id = 's-00005'\")\n"
+        "con.close()\n"
+    )
+
+    async def body() -> None:
+        store = SqliteSessionPersistence(path)
+        await store.list_snapshots()
+        subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
+        assert next(h for h in await store.list() if h.id == "s-00005").created_at == 424242
         await same(store, path)
         await store.close()
 
