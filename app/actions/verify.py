@@ -22,6 +22,7 @@ from persistence import (
     CoordinatedPersistence,
     ListedEntry,
     SessionDiagnosis,
+    SessionHeader,
     SessionLayoutError,
     SessionPersistenceError,
     decode_segment,
@@ -54,6 +55,8 @@ class _Walk:
     problems: list[ListedEntry]
     compression: str
     revisions: dict[str, str | None]  # transcript path -> the revision the listing saw
+    # (id, transcript) of every session when each entry is one ``list()`` would return as is (else None)
+    clean: list[tuple[str, str | None]] | None = None
 
 
 async def _walk(store: CoordinatedPersistence) -> _Walk | None:
@@ -65,7 +68,8 @@ async def _walk(store: CoordinatedPersistence) -> _Walk | None:
     artifacts: list[str] = []
     problems: list[ListedEntry] = []
     revisions: dict[str, str | None] = {}
-    for entry in await store.list_entries():
+    entries = await store.list_entries()
+    for entry in entries:
         if entry.path is not None:
             revisions.setdefault(entry.path, entry.revision)
         if entry.kind in (ListedEntry.UNREADABLE, ListedEntry.SYMLINK):
@@ -77,7 +81,30 @@ async def _walk(store: CoordinatedPersistence) -> _Walk | None:
             and entry.level is None
         ):
             artifacts.append(entry.path)
-    return _Walk(artifacts, problems, compression, revisions)
+    return _Walk(artifacts, problems, compression, revisions, _clean(store, entries, compression))
+
+
+def _clean(store: CoordinatedPersistence, entries: list[ListedEntry], compression: str) -> list[tuple[str, str | None]] | None:
+    """The sessions in list order when ``list()`` would return exactly these (no bad entry, flat file,
+    other encoding, duplicate id, or header naming another path): then the walk stands for ``list()``
+    and the root is listed once, not twice (~0.3 s of 10,000 sessions).  Anything else: None."""
+    out: list[tuple[str, str | None]] = []
+    seen: set[str] = set()
+    for e in entries:
+        if e.kind != ListedEntry.SESSION or e.compression != compression or e.level is not None or e.meta is None:
+            return None
+        header = SessionHeader.from_listing(e.meta)
+        if header is None or header.id in seen:
+            return None
+        try:
+            loc = store.locate(e.meta)
+        except (SessionPersistenceError, TypeError, ValueError):
+            return None
+        if loc is None or loc.path != e.path:
+            return None
+        seen.add(header.id)
+        out.append((header.id, e.path))
+    return out
 
 
 def _dir_id(path: str) -> str:
@@ -206,6 +233,8 @@ async def _verify(
         walk = await _walk(store)
     except OSError as err:  # the root itself cannot be listed: a bad root
         return [], f"{upstream_class_of(err)}: {err}"
+    if walk is not None and walk.clean is not None:
+        return await _listed_rows(store, walk.clean, walk, cache, progress), None
     try:
         headers = await store.list()
     except SessionLayoutError as err:
