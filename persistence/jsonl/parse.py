@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from persistence.backend import StoredLog, TornMarker
+from persistence.errors import SessionStorageCorruptError
 from persistence.jsonl import frames
 from persistence.jsonl.lines import HeaderLessError, LineScanner, parse_header_record
 from persistence.jsonl.tail_marks import TailMark
@@ -18,9 +19,9 @@ from persistence.model.event_table import EventTable
 from persistence.model.jsontext import JsonTextError, js_loads
 from persistence.model.repair import has_turn_start
 
-# Plaintext handed to the line scanner per call: a write batch's frame decodes to a few KiB, and one
-# scanner call per frame cost ~8 us of fixed work (904 frames of the 202k-event log); a MiB a call
-# keeps that off the profile without holding a second copy of the whole plaintext.
+# Plaintext handed to the line scanner per call when frames are decoded one by one: a write batch's
+# frame decodes to a few KiB, and one scanner call per frame cost ~8 us of fixed work (904 frames of the
+# 202k-event log); a MiB a call keeps that off the profile.
 FEED_BYTES = 1 << 20
 
 
@@ -38,11 +39,12 @@ def parse_log(data: bytes, path: str, compression: str) -> tuple[dict[str, Any],
 
 def _parse_zstd(data: bytes, path: str) -> tuple[dict[str, Any], EventTable, TornMarker | None, int, int]:
     view = memoryview(data)
-    ranges, torn_start = frames.scan_frames(view)
+    bounds: list[int] = []
+    ranges, torn_start = frames.scan_frames(view, bounds=bounds)
     if not ranges:
         raise HeaderLessError("empty or header-less Zstandard session log")
     meta, header_len = zstd_meta(view, ranges[0], path)
-    events, torn, committed, count = scan_frames_records(view, ranges[1:], torn_start, 0, header_len)
+    events, torn, committed, count = scan_frames_records(view, ranges[1:], torn_start, 0, header_len, bounds[1:])
     if torn is None and len(ranges) == 1:
         committed = ranges[0][1]  # a header-only log: the boundary is the end of the header frame
     return meta, events, torn, committed, count
@@ -163,19 +165,30 @@ def scan_lines(data: bytes, start: int, first_seq: int) -> tuple[EventTable, Tor
     return scanner.events, torn, scanner.committed_bytes
 
 
-def scan_frames_records(
-    view: memoryview, ranges: list[tuple[int, int]], torn_start: int | None, first_seq: int, plain_start: int
-) -> tuple[EventTable, TornMarker | None, int, int]:
-    """Records of complete event frames (plus what a torn last frame yields).
+def _feed_frames(scanner: LineScanner, view: memoryview, ranges: list[tuple[int, int]], bounds: list[int] | None) -> None:
+    """Hand the plaintext of ``ranges`` to ``scanner`` as if frame by frame, in order.
 
-    Returns (events, torn marker, committed offset in ``view``, committed event count); records
-    recovered from a torn frame follow the committed ones in ``events``.
+    The whole span is decoded in one call when ``bounds`` allow it (``frames.decode_frames``); when a
+    frame is damaged, the frames before it are scanned first, so a record error there is still the
+    one raised (the order a frame-at-a-time read has), then the damaged frame's error.
     """
-    scanner = LineScanner(plain_start, first_seq)
+    if bounds is not None:
+        try:
+            plain = frames.decode_frames(view, ranges, bounds)
+        except SessionStorageCorruptError:
+            plain = None  # the careful loop below finds which error comes first
+        if plain is not None:
+            scanner.write(plain)
+            return
     batch: list[bytes] = []
     size = 0
     for start, end in ranges:
-        piece = frames.decode_frame(view, start, end)
+        try:
+            piece = frames.decode_frame(view, start, end)
+        except SessionStorageCorruptError:
+            if batch:
+                scanner.write(b"".join(batch))
+            raise
         batch.append(piece)
         size += len(piece)
         if size >= FEED_BYTES:
@@ -183,6 +196,24 @@ def scan_frames_records(
             batch, size = [], 0
     if batch:
         scanner.write(b"".join(batch))
+
+
+def scan_frames_records(
+    view: memoryview,
+    ranges: list[tuple[int, int]],
+    torn_start: int | None,
+    first_seq: int,
+    plain_start: int,
+    bounds: list[int] | None = None,
+) -> tuple[EventTable, TornMarker | None, int, int]:
+    """Records of complete event frames (plus what a torn last frame yields).
+
+    Returns (events, torn marker, committed offset in ``view``, committed event count); records
+    recovered from a torn frame follow the committed ones in ``events``.  ``bounds``: what
+    ``frames.scan_frames`` reported for ``ranges`` (lets the span decode in one call).
+    """
+    scanner = LineScanner(plain_start, first_seq)
+    _feed_frames(scanner, view, ranges, bounds)
     if scanner.committed_bytes != scanner.input_bytes:
         raise frames.corrupt("complete frame contains a torn JSONL record")
     if torn_start is None:

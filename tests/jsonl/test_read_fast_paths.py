@@ -334,3 +334,77 @@ def test_bulk_extend_equals_one_append_at_a_time(shape: list[list[int]]) -> None
     assert len(bulk) == len(single) == seq
     assert bulk.starts == single.starts and bulk.items == single.items
     assert [bulk[i] for i in range(seq)] == [single[i] for i in range(seq)] == list(single)
+
+
+# ---------------------------------------------------------------- frames decoded as one stream
+
+
+def _frames_case(parts: list[bytes], sizes: list[bool]) -> tuple[bytes, list[tuple[int, int]], list[int]]:
+    data = b"".join(frame_of(p, level=3, checksum=True, content_size=c) for p, c in zip(parts, sizes, strict=True))
+    bounds: list[int] = []
+    ranges, torn = frames.scan_frames(data, bounds=bounds)
+    assert torn is None and len(ranges) == len(parts) == len(bounds)
+    return data, ranges, bounds
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    parts=st.lists(st.binary(min_size=1, max_size=200), min_size=1, max_size=6),
+    sized=st.lists(st.booleans(), min_size=6, max_size=6),
+    damage=st.one_of(st.none(), st.tuples(st.integers(0, 5), st.floats(0, 1))),
+)
+def test_decode_frames_equals_frame_by_frame(parts: list[bytes], sized: list[bool], damage: Any) -> None:
+    """One decoder across frames gives the joined plaintext, or the first damaged frame's own error."""
+    data, ranges, bounds = _frames_case(parts, sized[: len(parts)])
+    if damage is not None:
+        k = damage[0] % len(ranges)
+        start, end = ranges[k]
+        pos = start + 4 + min(end - start - 5, int(damage[1] * (end - start - 4)))  # past the magic
+        buf = bytearray(data)
+        buf[pos] ^= 0x21
+        data = bytes(buf)
+        bounds = []
+        try:
+            got = frames.scan_frames(data, bounds=bounds)
+        except SessionStorageCorruptError:
+            return  # a structural fault: scan_frames names it before any decoding
+        if got[0] != ranges:
+            return  # the flip changed the frame structure itself: a different log, not this property
+
+    def reference() -> bytes:
+        return b"".join(bounded_reference(data, s, e) for s, e in ranges)
+
+    assert outcome(frames.decode_frames, data, ranges, bounds) == outcome(reference)
+    if damage is None:
+        assert outcome(frames.decode_frames, data, ranges, bounds) == ("ok", b"".join(parts))
+
+
+def _zstd_log(*frames_plain: bytes) -> bytes:
+    return b"".join(frames.compress_frame(p) for p in frames_plain)
+
+
+def test_a_record_error_in_an_earlier_frame_wins_over_a_later_damaged_frame() -> None:
+    """Frames are judged in order: a read that decodes them all at once must raise what a frame-at-a-time
+    read raised first (a null record in frame 1), not the checksum fault of frame 2."""
+    from persistence.jsonl.parse import parse_log
+
+    header = js_dumps({"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0, "cwd": "/p"})
+    ok = js_dumps(_event("turn/start", 0))
+    data = bytearray(_zstd_log(header + b"\n", ok + b"\nnull\n", js_dumps(_event("step/start", 1)) + b"\n"))
+    ranges, _torn = frames.scan_frames(bytes(data))
+    data[ranges[2][1] - 1] ^= 1  # the last frame's checksum
+    try:
+        parse_log(bytes(data), "/p/session.jsonl.zstd", "zstd")
+    except SessionStorageCorruptError as err:
+        assert str(err) == "corrupt session log: unparsable committed event at line 2 (null record)"
+    else:
+        raise AssertionError("a null record was accepted")
+    swapped = bytearray(_zstd_log(header + b"\n", ok + b"\n", b"null\n"))
+    ranges, _torn = frames.scan_frames(bytes(swapped))
+    swapped[ranges[1][1] - 1] ^= 1  # now the damaged frame comes first
+    try:
+        parse_log(bytes(swapped), "/p/session.jsonl.zstd", "zstd")
+    except SessionStorageCorruptError as err:
+        assert str(err) == f"corrupt Zstandard session log: frame at byte {ranges[1][0]} failed validation"
+    else:
+        raise AssertionError("a damaged frame was accepted")

@@ -208,10 +208,21 @@ _DIGIT_MASK = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _SIXTEEN_DIGITS = b"0" * 16
 
 
+# Buffers past this are translated a slice at a time (consecutive slices overlap by 15 bytes, so a run
+# across a seam is seen whole): translating 5 MB at once allocated 5 MB of fresh pages every read
+# (6.0 ms against 3.3 ms in 16 KiB slices, issue 25).
+_SLICE = 16 * 1024
+
+
 def has_big_digits(buffer: bytes) -> bool:
     """Whether ``buffer`` holds a run of 16+ digits: the only text in which orjson can read an
     integer that JS would round (2**53 has 16 digits).  One scan per buffer instead of per line."""
-    return _SIXTEEN_DIGITS in bytes(buffer).translate(_DIGIT_MASK)
+    data = bytes(buffer)
+    n = len(data)
+    if n <= 4 * _SLICE:
+        return _SIXTEEN_DIGITS in data.translate(_DIGIT_MASK)
+    mask, needle, overlap = _DIGIT_MASK, _SIXTEEN_DIGITS, len(_SIXTEEN_DIGITS) - 1
+    return any(needle in data[i : i + _SLICE + overlap].translate(mask) for i in range(0, n, _SLICE))
 
 
 def js_loads_small(line: bytes) -> Any:
