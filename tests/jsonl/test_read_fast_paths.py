@@ -19,7 +19,7 @@ import random
 from typing import Any
 
 import zstandard
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis_profiles import examples
 
@@ -408,3 +408,98 @@ def test_a_record_error_in_an_earlier_frame_wins_over_a_later_damaged_frame() ->
         assert str(err) == f"corrupt Zstandard session log: frame at byte {ranges[1][0]} failed validation"
     else:
         raise AssertionError("a damaged frame was accepted")
+
+
+# ---------------------------------------------------------------- chunk rows in writers' form
+
+MAX = 2**53 - 1
+ODD_VALUES = [True, False, None, 1.0, 0.5, -1, "1", [1], {"a": 1}, 2**63, MAX, MAX + 1, -0.0]
+
+
+@st.composite
+def writer_rows(draw: st.DrawFn) -> dict[str, Any]:
+    """Rows as writers produce them (the straight pass's case), each with at most one odd value planted."""
+    tag = draw(st.sampled_from(["text-chunks", "reasoning-chunks", "tool-call-chunks"]))
+    n = draw(st.integers(1, 6))
+    payload = [draw(st.sampled_from(["", "tok", "é", "true"])) for _ in range(n)]
+    dt = [draw(st.sampled_from([0, 1, 7, 40, MAX // 4])) for _ in range(n - 1)]
+    data: dict[str, Any] = {"turn": 1, "step": 2, "index": 0, "dt": dt}
+    if tag == "tool-call-chunks":
+        data["id"] = "call-1"
+        if draw(st.booleans()):
+            data["name"] = "bash"
+        data["args"] = payload
+    else:
+        data["texts"] = payload
+    row: dict[str, Any] = {
+        "type": tag,
+        "seq0": draw(st.sampled_from([0, 5, MAX - 3, MAX])),
+        "time0": draw(st.sampled_from([0, 1_767_225_604_683, MAX - 50, -MAX])),
+        "data": data,
+    }
+    where = draw(st.sampled_from(["none", "seq0", "time0", "turn", "step", "index", "id", "name", "dt", "payload", "keys"]))
+    odd = draw(st.sampled_from(ODD_VALUES))
+    if where in ("seq0", "time0"):
+        row[where] = odd
+    elif where in ("turn", "step", "index", "id", "name"):
+        data[where] = odd
+    elif where == "dt" and dt:
+        dt[draw(st.integers(0, len(dt) - 1))] = odd
+    elif where == "payload":
+        payload[draw(st.integers(0, n - 1))] = odd
+    elif where == "keys":
+        data["extra"] = 1
+    return row
+
+
+def _verdict(fn: Any, row: dict[str, Any]) -> tuple[str, Any]:
+    try:
+        run = fn(row)
+    except ValueError as err:
+        return "refused", str(err)
+    fields = (run.kind, run.seq0, run.time0, run.dt, run.turn, run.step, run.index, run.payload, run.call_id, run.name)
+    return "run", marshal.dumps(fields, 0)
+
+
+def _tool_row(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"turn": 1, "step": 2, "index": 0, "dt": [3, 4], "id": "c", "name": "bash", "args": ["a", "b", "c"]}
+    row: dict[str, Any] = {"type": "tool-call-chunks", "seq0": 0, "time0": 0, "data": data}
+    for key, value in changes.items():
+        (row if key in row else data)[key] = value
+    return row
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(row=writer_rows())
+@example(row=_tool_row(name=None))
+@example(row=_tool_row(id=None))
+@example(row=_tool_row(dt=[True, 4]))
+@example(row=_tool_row(dt=[3, 4.0]))
+@example(row=_tool_row(dt=[-3, 4]))
+@example(row=_tool_row(dt=[MAX, 1]))
+@example(row=_tool_row(time0=MAX - 6))
+@example(row=_tool_row(time0=MAX - 7))
+@example(row=_tool_row(seq0=MAX - 2))
+@example(row=_tool_row(seq0=MAX - 1))
+@example(row=_tool_row(seq0=-1))
+@example(row=_tool_row(turn=1.0))
+@example(row=_tool_row(turn=True))
+@example(row=_tool_row(args=["a", 1, "c"]))
+@example(row=_tool_row(dt=[3]))
+def test_the_straight_pass_accepts_only_what_the_full_checks_accept_alike(row: dict[str, Any]) -> None:
+    """``validate_row`` with its straight pass gives what the full checks alone give: the same run, or
+    the same refusal; and whatever the straight pass takes, the full checks take too."""
+    import copy
+
+    from persistence.model import chunk_rows
+
+    straight = chunk_rows._canonical_run(copy.deepcopy(row))
+    original = chunk_rows._canonical_run
+    chunk_rows._canonical_run = lambda _row: None  # the full checks alone
+    try:
+        careful = _verdict(chunk_rows.validate_row, copy.deepcopy(row))
+    finally:
+        chunk_rows._canonical_run = original
+    assert _verdict(chunk_rows.validate_row, copy.deepcopy(row)) == careful
+    if straight is not None:
+        assert careful[0] == "run"
