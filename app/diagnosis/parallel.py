@@ -38,6 +38,7 @@ POOL_MIN = 64  # fewer sessions to judge than this: in this process
 MAX_WORKERS = 8
 STORE_EVERY = 64  # in-process judging stores its verdicts this often (an interrupted run keeps them)
 Progress = Callable[[int, int, str], None]  # (done, total, session id)
+Job = tuple[str, str, str | None]  # (session id, place, the revision the listing saw)
 
 _stores: dict[tuple[str, str], CoordinatedPersistence] = {}
 _loop: asyncio.AbstractEventLoop | None = None
@@ -48,8 +49,8 @@ def backend_name(store: CoordinatedPersistence) -> str:
     return "sqlite" if store.kind == "sqlite" else f"jsonl-{store.compression or 'zstd'}"
 
 
-def judge_chunk(root: str, backend: str, jobs: list[tuple[str, str]]) -> list[Verdict]:
-    """Entry point in a worker process: the verdicts of ``jobs`` ((session id, place) pairs)."""
+def judge_chunk(root: str, backend: str, jobs: list[Job]) -> list[Verdict]:
+    """Entry point in a worker process: the verdicts of ``jobs`` ((session id, place, listed revision))."""
     global _loop
     if _loop is None:
         _loop = asyncio.new_event_loop()
@@ -58,7 +59,7 @@ def judge_chunk(root: str, backend: str, jobs: list[tuple[str, str]]) -> list[Ve
         store = _stores[(root, backend)] = open_store(root, backend or None, read_only=True, create=False)
 
     async def run() -> list[Verdict]:
-        return [await judge(store, sid, place) for sid, place in jobs]
+        return [await judge(store, sid, place, rev) for sid, place, rev in jobs]
 
     return _loop.run_until_complete(run())
 
@@ -91,17 +92,17 @@ async def _store(cache: DiagnosisCache | None, verdicts: list[Verdict]) -> None:
 
 async def _in_process(
     store: CoordinatedPersistence,
-    jobs: Sequence[tuple[str, str]],
+    jobs: Sequence[Job],
     cache: DiagnosisCache | None,
     out: dict[tuple[str, str], Verdict],
     tick: Callable[[str], None],
 ) -> None:
     pending: list[Verdict] = []
-    for sid, place in jobs:
+    for sid, place, rev in jobs:
         if (sid, place) in out:
             continue
         tick(sid)
-        v = out[(sid, place)] = await judge(store, sid, place)
+        v = out[(sid, place)] = await judge(store, sid, place, rev)
         pending.append(v)
         if len(pending) >= STORE_EVERY:
             await _store(cache, pending)
@@ -111,7 +112,7 @@ async def _in_process(
 
 async def _in_processes(
     store: CoordinatedPersistence,
-    jobs: Sequence[tuple[str, str]],
+    jobs: Sequence[Job],
     cache: DiagnosisCache | None,
     out: dict[tuple[str, str], Verdict],
     tick: Callable[[str], None],
@@ -165,7 +166,11 @@ async def judge_all(
     out: dict[tuple[str, str], Verdict] = {}
     if cache is not None:
         out.update(await asyncio.to_thread(cache.lookup, wanted))
-    jobs = list(dict.fromkeys((sid, place) for sid, place, _ in wanted if (sid, place) not in out))
+    todo: dict[tuple[str, str], str | None] = {}
+    for sid, place, rev in wanted:
+        if (sid, place) not in out:
+            todo.setdefault((sid, place), rev)
+    jobs = [(sid, place, rev) for (sid, place), rev in todo.items()]
     total = len(out) + len(jobs)
     done = len(out)
 

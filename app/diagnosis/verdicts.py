@@ -66,11 +66,14 @@ async def _stored_revision(store: Any, session_id: str) -> str | None:
     return revision if isinstance(revision, str) else None
 
 
-async def judge(store: Any, session_id: str, place: str = "") -> Verdict:
-    """The verdict of one session of ``store`` (a ``CoordinatedPersistence`` or the window's ``ViewerStore``)."""
+async def judge(store: Any, session_id: str, place: str = "", expected: str | None = None) -> Verdict:
+    """The verdict of one session of ``store`` (a ``CoordinatedPersistence`` or the window's ``ViewerStore``).
+
+    ``expected``: the revision the listing saw before this read.  A refused log's read names no revision;
+    if the log still has ``expected`` after the read, it had it throughout (a revision never comes back:
+    it holds the ctime), so the verdict is that revision's and may be kept."""
     started = time.time_ns()
     try:
-        before = await _stored_revision(store, session_id)
         view = await store.view(session_id)
     except SessionPersistenceError as err:  # view makes failures a verdict; a safety net
         return Verdict(session_id, place, None, "corrupt", str(err), upstream_class_of(err), None, 0, None, None)
@@ -86,10 +89,8 @@ async def judge(store: Any, session_id: str, place: str = "") -> Verdict:
             prefix = None
         if prefix is not None:
             table = prefix.events
-        if revision is None:
-            # A refused read names no revision: the log's own, when it was the same before and after.
-            after = await _stored_revision(store, session_id)
-            revision = before if before is not None and before == after else None
+        if revision is None and expected is not None:
+            revision = expected if await _stored_revision(store, session_id) == expected else None
     events = d.event_count - len(d.closers) if d.status in READABLE else None
     title = latest_title(table) if len(table) else None
     return Verdict(

@@ -75,7 +75,15 @@ def digest(root: Path) -> dict[str, tuple[str, int]]:
 
 
 def cache_folder() -> Path:
-    return Path(os.environ["XDG_CACHE_HOME"]) / "sessionscope" / CACHE_DIR_NAME
+    return Path(os.environ["SESSIONSCOPE_CACHE_DIR"]) / CACHE_DIR_NAME
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own cache folder (the window tests' conftest points every test at one shared folder)."""
+    folder = tmp_path / "user-cache"
+    monkeypatch.setenv("SESSIONSCOPE_CACHE_DIR", str(folder))
+    return folder
 
 
 @pytest.fixture
@@ -83,15 +91,18 @@ def judged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = parallel.judge
 
-    async def spy(store: Any, session_id: str, place: str = "") -> Verdict:
+    async def spy(store: Any, session_id: str, place: str = "", expected: str | None = None) -> Verdict:
         seen.append(session_id)
-        return await real(store, session_id, place)
+        return await real(store, session_id, place, expected)
 
     monkeypatch.setattr(parallel, "judge", spy)
     return seen
 
 
-def test_the_cache_lives_in_the_user_cache_folder_and_read_verbs_leave_the_root_alone(tmp_path: Path, capsys: Any) -> None:
+def test_the_cache_lives_in_the_user_cache_folder_and_read_verbs_leave_the_root_alone(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SESSIONSCOPE_CACHE_DIR")  # the default: $XDG_CACHE_HOME/sessionscope (a private folder here)
     root = tmp_path / "root"
     write_root(root, 4)
     age()
@@ -99,7 +110,7 @@ def test_the_cache_lives_in_the_user_cache_folder_and_read_verbs_leave_the_root_
     for args in (("verify",), ("verify",), ("list", "--long"), ("list",), ("verify", "--no-cache")):
         main_json(capsys, *args, str(root))
     assert digest(root) == before
-    files = list(cache_folder().glob("*.sqlite"))
+    files = list((Path(os.environ["XDG_CACHE_HOME"]) / "sessionscope" / CACHE_DIR_NAME).glob("*.sqlite"))
     assert [str(f) for f in files] == [cache_path(str(root), "jsonl")]
 
 

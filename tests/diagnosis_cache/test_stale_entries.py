@@ -71,15 +71,23 @@ def main_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any,
     return code, json.loads(out), err
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own cache folder (the window tests' conftest points every test at one shared folder)."""
+    folder = tmp_path / "user-cache"
+    monkeypatch.setenv("SESSIONSCOPE_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture
 def judged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The session ids read (not taken from the cache) by the command line, in this process."""
     seen: list[str] = []
     real = parallel.judge
 
-    async def spy(store: Any, session_id: str, place: str = "") -> Verdict:
+    async def spy(store: Any, session_id: str, place: str = "", expected: str | None = None) -> Verdict:
         seen.append(session_id)
-        return await real(store, session_id, place)
+        return await real(store, session_id, place, expected)
 
     monkeypatch.setattr(parallel, "judge", spy)
     return seen

@@ -85,9 +85,9 @@ def test_the_search_index_waits_until_every_painted_row_has_its_status(
     release = asyncio.Event()
     real = diagnosis_pass.judge
 
-    async def slow(store: Any, session_id: str, place: str = "") -> Verdict:
+    async def slow(store: Any, session_id: str, place: str = "", expected: str | None = None) -> Verdict:
         await release.wait()  # every status stays pending until the test says so
-        return await real(store, session_id, place)
+        return await real(store, session_id, place, expected)
 
     monkeypatch.setattr(diagnosis_pass, "judge", slow)
     monkeypatch.setattr(diagnosis_pass, "shared_pool", lambda: None)  # judged in this process, through ``judge``

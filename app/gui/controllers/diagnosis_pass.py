@@ -39,7 +39,7 @@ from app.gui.runtime.worker_processes import shared_pool
 
 log = logging.getLogger(__name__)
 BATCH = 16
-Job = tuple[str, str, str]  # (row key, session id, place)
+Job = tuple[str, str, str, str | None]  # (row key, session id, place, the row's revision)
 Known = dict[tuple[str, str], Verdict]
 
 
@@ -253,8 +253,8 @@ class DiagnosisPass(QObject):
 
     # ------------------------------------------------------------ work
 
-    def _take_batch(self) -> list[tuple[Job, str | None]]:
-        jobs: list[tuple[Job, str | None]] = []
+    def _take_batch(self) -> list[Job]:
+        jobs: list[Job] = []
         while len(jobs) < BATCH and (self._urgent or self._queue):
             key = self._urgent.popleft() if self._urgent else self._queue.popleft()
             if key not in self._queued:
@@ -265,7 +265,7 @@ class DiagnosisPass(QObject):
                 continue
             if not self._from_cache([key]):
                 continue  # judged meanwhile (the same log listed again)
-            jobs.append(((key, row.session_id, self._place(row)), row.revision))
+            jobs.append((key, row.session_id, self._place(row), row.revision))
         return jobs
 
     async def _worker(self, generation: int) -> None:
@@ -282,10 +282,10 @@ class DiagnosisPass(QObject):
                 continue
             self._in_flight += len(jobs)
             try:
-                verdicts = await self._run([job for job, _ in jobs])
+                verdicts = await self._run(jobs)
                 if generation != self._generation:
                     return
-                for ((key, _, _), revision), v in zip(jobs, verdicts, strict=True):
+                for (key, _, _, revision), v in zip(jobs, verdicts, strict=True):
                     self._updates[key] = details_of(v, revision)
                 await self._keep(verdicts)  # in flight until stored: idle means the cache holds them too
             finally:
@@ -294,16 +294,16 @@ class DiagnosisPass(QObject):
 
     async def _run(self, jobs: list[Job]) -> list[Verdict]:
         pool, root = self._pool, self._root
-        pairs = [(sid, place) for _, sid, place in jobs]
+        triples = [(sid, place, revision) for _, sid, place, revision in jobs]
         if pool is not None and root is not None:
             try:
-                return await asyncio.get_running_loop().run_in_executor(pool, judge_chunk, root, self._backend, pairs)
+                return await asyncio.get_running_loop().run_in_executor(pool, judge_chunk, root, self._backend, triples)
             except (BrokenProcessPool, OSError, RuntimeError) as err:
                 log.warning("diagnosis workers unavailable (%s); diagnosing in the window's process", err)
                 self._pool = None
         store = self._store
         assert store is not None
-        return [await judge(store, sid, place) for sid, place in pairs]
+        return [await judge(store, sid, place, revision) for sid, place, revision in triples]
 
     def flush(self) -> None:
         changed = bool(self._updates)
