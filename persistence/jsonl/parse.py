@@ -159,7 +159,10 @@ def tail_mark(revision: str, check: bytes, offset: int, next_seq: int, meta: dic
 def scan_lines(data: bytes, start: int, first_seq: int) -> tuple[EventTable, TornMarker | None, int]:
     """Plain records of ``data[start:]``: (events, torn marker, committed offset in ``data``)."""
     scanner = LineScanner(start, first_seq)
-    scanner.write(data[start:] if start else data)
+    if start > len(data) // 2:
+        scanner.write(data[start:])  # a tail: copying it costs less than splitting what precedes it
+    else:
+        scanner.write(data, start)
     scanner.finish()
     torn = TornMarker(scanner.committed_bytes, []) if scanner.committed_bytes < len(data) else None
     return scanner.events, torn, scanner.committed_bytes

@@ -503,3 +503,22 @@ def test_the_straight_pass_accepts_only_what_the_full_checks_accept_alike(row: d
     assert _verdict(chunk_rows.validate_row, copy.deepcopy(row)) == careful
     if straight is not None:
         assert careful[0] == "run"
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(case=plaintexts(), prefix=st.sampled_from([b"H\n", b'{"type":"session"}\n', b"a\nb\n", b"no newline"]))
+def test_scanner_fed_past_a_prefix_equals_a_fed_slice(case: tuple[bytes, int], prefix: bytes) -> None:
+    """``write(data, start)`` (no copy of the slice) scans exactly what ``write(data[start:])`` does."""
+    text, first = case
+    ours, ref = LineScanner(len(prefix), first), ReferenceScanner(len(prefix), first)
+    assert _run_offset(ours, prefix + text, len(prefix)) == _run(ref, text, [])
+    assert marshal.dumps(_records(ours.events), 0) == marshal.dumps(_records(ref.events), 0)
+    assert (ours.committed_bytes, ours.line_no, ours.input_bytes) == (ref.committed_bytes, ref.line_no, ref.input_bytes)
+
+
+def _run_offset(scanner: LineScanner, data: bytes, start: int) -> tuple[str, Any]:
+    try:
+        scanner.write(data, start)
+    except SessionStorageCorruptError as err:
+        return "raised", str(err)
+    return "ok", None
