@@ -147,15 +147,19 @@ def upsert_params(meta: dict[str, Any], incarnation: str) -> tuple[Any, ...]:
 
 # ------------------------------------------------------------ the fast listing
 
-# Rows with a header field beyond cwd (a subagent's parent/origin/depth, a seed length, a preset) are
-# read whole; every other row needs only these six columns.  Python's sqlite3 pays about 0.07 us per
-# cell, so skipping the five NULL cells of a plain row saves a quarter of the fetch.
-CORE_COLUMNS = "version, id, created_at, cwd, incarnation, revision"  # header field order first
+# Rows with a header field beyond cwd (a subagent's parent/origin/depth, a seed length, a preset) or a
+# version other than the integer 0 (SESSION_FORMAT_VERSION; any other is refused by every read) are read
+# whole; every other row needs only these five columns.  Python's sqlite3 pays about 0.1 us per cell, so
+# skipping the six cells whose value a plain row fixes saves a third of the fetch (10,000 rows: 11 cells
+# a row 10.8 ms, 6 cells 7.6 ms, 5 cells 6.6 ms).  The optional columns are tested last to first: SQLite
+# then decodes each record's header once (0.59 against 0.69 ms for that scan).
+CORE_COLUMNS = "id, created_at, cwd, incarnation, revision"
 SELECT_CORE_SESSIONS = f"SELECT {CORE_COLUMNS} FROM sessions ORDER BY rowid"
 SELECT_KEYED_CORE_SESSIONS = f"SELECT rowid, {CORE_COLUMNS} FROM sessions ORDER BY rowid"
 SELECT_RICH_SESSIONS = (
-    f"SELECT rowid, {SESSION_COLUMNS} FROM sessions WHERE parent_session IS NOT NULL OR seed_length IS NOT NULL "
-    "OR origin IS NOT NULL OR delegation_depth IS NOT NULL OR agent_preset IS NOT NULL ORDER BY rowid"
+    f"SELECT rowid, {SESSION_COLUMNS} FROM sessions WHERE agent_preset IS NOT NULL OR delegation_depth IS NOT NULL "
+    "OR origin IS NOT NULL OR seed_length IS NOT NULL OR parent_session IS NOT NULL "
+    "OR typeof(version) <> 'integer' OR version <> 0 ORDER BY rowid"
 )
 # At most this many rows make a listing "tiny": cheap enough to run on the caller's thread (the event
 # loop) instead of paying the hop to a worker thread (about 85 us, more than a one-session listing).
@@ -195,7 +199,8 @@ def read_listing(fetch: Fetch) -> Listing:
         # fewer objects for the collector to walk meanwhile).
         columns = _plain_columns(fetch(SELECT_CORE_SESSIONS))
         if columns is not None:
-            return Listing(plain_headers(*columns[:4]), columns[4], columns[5])
+            ids, created, cwds, incarnations, revisions = columns
+            return Listing(plain_headers([0] * len(ids), ids, created, cwds), incarnations, revisions)
     else:
         listing = _mixed_listing(fetch(SELECT_KEYED_CORE_SESSIONS), rich)
         if listing is not None:
@@ -236,7 +241,8 @@ def _mixed_listing(core: list[tuple[Any, ...]], rich: list[tuple[Any, ...]]) -> 
     columns = _plain_columns(plain)
     if columns is None:
         return None
-    built = iter(plain_headers(*columns[:4]))
+    ids, created, cwds = columns[:3]
+    built = iter(plain_headers([0] * len(ids), ids, created, cwds))
     headers: list[SessionHeader] = []
     incarnations: list[str] = []
     revisions: list[int] = []
@@ -250,8 +256,8 @@ def _mixed_listing(core: list[tuple[Any, ...]], rich: list[tuple[Any, ...]]) -> 
             except Exception:  # the exact path re-reads and raises the first bad row's error itself
                 return None
             headers.append(trusted_header(row[1], row[0], row[2], row[3], row[4], row[5], row[6], row[7], row[8]))
-        incarnations.append(r[5])
-        revisions.append(r[6])
+        incarnations.append(r[4])
+        revisions.append(r[5])
     return Listing(headers, incarnations, revisions)
 
 
@@ -261,21 +267,22 @@ def _plain_columns(rows: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...] |
     Whole columns at a time (type sets, sum/min/max, one byte scan of all incarnations): about 0.3 us
     a row against 2.4 us for the per-row checks.  It may refuse a valid store (then the exact path runs)
     but never accepts a row ``session_from_row`` would refuse: each test below is that function's
-    test or a stricter one, for a row whose five optional columns other than cwd are NULL.
+    test or a stricter one, for a row whose version is the integer 0 and whose five optional columns
+    other than cwd are NULL (``SELECT_RICH_SESSIONS`` read every other row).
     """
     n = len(rows)
     if n == 0:
-        return ((),) * 6
+        return ((),) * 5
     columns = tuple(zip(*rows, strict=True))
-    versions, ids, created, cwds, incarnations, revisions = columns
+    ids, created, cwds, incarnations, revisions = columns
     if set(map(type, ids)) != {str} or not all(ids):
         return None  # id: a non-empty string
     try:
-        for column, low in ((versions, -MAX_SAFE_INTEGER), (created, 0), (revisions, 0)):
-            # version: any safe integer; created_at, revision: non-negative safe integers (check_int_range
-            # too).  Only integers: sum() and min() raise TypeError on text, bytes or NULL among them,
-            # and a REAL makes the sum a float.
-            if type(sum(column)) is not int or min(column) < low or max(column) > MAX_SAFE_INTEGER:
+        for column in (created, revisions):
+            # created_at, revision: non-negative safe integers (check_int_range too).  Only integers:
+            # sum() and min() raise TypeError on text, bytes or NULL among them, and a REAL makes the
+            # sum a float.
+            if type(sum(column)) is not int or min(column) < 0 or max(column) > MAX_SAFE_INTEGER:
                 return None
     except TypeError:
         return None
