@@ -447,7 +447,8 @@ class SqliteReader(StorageBackend):
 
         Tiny means: no other thread is using this store's connection, the connection is open or opens
         cheaply (``_opens_cheaply``), it opens and reads without waiting on another connection's lock
-        (``Database.without_waiting``), and ``sessions`` holds at most ``TINY_LISTING_ROWS`` rows.  The
+        (``Database.without_waiting``), and ``sessions`` holds at most ``TINY_LISTING_ROWS`` rows or this
+        instance's last full listing still holds (``ListingCache.unchanged``: one PRAGMA, any size).  The
         caller (the event loop) then skips the hop to a worker thread, which costs more than a one-session
         listing itself.  Any other failure is the hook's own, raised as a worker would raise it.  Nothing
         else runs on the caller's thread meanwhile, so nothing can cancel the hook: its token never is.
