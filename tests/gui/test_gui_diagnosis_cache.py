@@ -18,7 +18,7 @@ import sessionkit as sk
 from guikit import WAIT_MS, wait_listed
 
 import app.gui.controllers.diagnosis_pass as diagnosis_pass
-from app.diagnosis.cache import RACY_NS
+from app.diagnosis.cache import RACY_NS, cache_path
 from app.diagnosis.verdicts import Verdict
 from persistence import JsonlSessionPersistence
 
@@ -106,3 +106,21 @@ def test_the_search_index_waits_until_every_painted_row_has_its_status(
     qtbot.waitUntil(lambda: controller.worker is not None, timeout=WAIT_MS)
     assert all(r.status != "pending" for r in w.session_model.rows())
     qtbot.waitUntil(lambda: controller.runs_finished >= 1, timeout=WAIT_MS)
+
+
+def test_a_damaged_cache_is_rebuilt_and_the_window_says_so(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    write_root(root, arun)
+    path = Path(cache_path(str(root), "jsonl"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"not a database " * 100)
+    w = make_window()
+    said: list[str] = []
+    w.diagnosis_pass.messages.connect(said.extend)
+    w.open_root(str(root))
+    wait_listed(qtbot, w)
+    assert any("diagnosis cache" in m and "rebuilding it" in m for m in said)
+    assert statuses(w)["w-2"] == ("open-turn", 8)
+    again = make_window(root)
+    wait_listed(qtbot, again)
+    assert again.diagnosis_pass.from_cache == len(SIDS)

@@ -83,6 +83,8 @@ class SearchFeatures(QObject):
         self.index_progress.cancel_requested.connect(c.cancel_indexing)
         lc = w.controller
         lc.listing_finished.connect(self._listed)
+        # The diagnosis cache is the index's sibling (both rebuilt, never repaired): its notes read alike.
+        lc.details.messages.connect(lambda ms: w.show_status("; ".join(f"Status cache: {m}" for m in ms), STATUS_MS))
         lc.watcher.changed.connect(c.index_paths)
         lc.session_changed.connect(self._row_changed)
         fb, f = self.find_bar, self.finder
