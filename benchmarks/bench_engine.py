@@ -17,6 +17,16 @@ with a full garbage collection before each run and outside it.  Beside each numb
 same bytes (``floors.py``: read + decompress + parse, or SELECT + decode + parse), ours/floor, the
 upstream reference (``UPSTREAM_MS``: derived once, see there), ours/upstream and whether the issue's
 target holds.  Upstream is compared only at the default sizes; other sizes (``--quick``) print "-".
+
+Issue 25 item 4 (full reads and ``read_raw`` of the 202k session) in one command, only those rows:
+
+    python benchmarks/bench_engine.py --reads [--repeat 7] [--backend NAME]... [--workdir DIR] [--clock cpu]
+
+prints ``read_raw`` (JSONL), ``inspect`` and ``load`` of the big session per backend, each run
+interleaved with its floor so machine load hits both alike (``--clock cpu``: CPU time instead of wall
+time, for a machine other jobs load), judged against the issue-25 targets
+(``read_raw`` <= 1.2x upstream, ``inspect``/``load`` <= 0.35x upstream).  Their upstream reference is
+``UPSTREAM_OVER_FLOOR`` times the floor measured in the same run (see there for why and how derived).
 """
 
 from __future__ import annotations
@@ -153,6 +163,37 @@ TARGET_RATIO: Final[dict[tuple[str, str], float]] = {
 # ... and the peak RSS a 202k inspect adds, below this many MiB.
 TARGET_RSS_ADDED_MIB: Final = 120.0
 
+# Issue 25 item 4 targets for the big session (they replace issue 12's for these rows): ours/upstream at most
+TARGET_RATIO_25: Final[dict[tuple[str, str], float]] = {
+    ("read_raw", "big"): 1.2,
+    ("inspect", "big"): 0.35,
+    ("load", "big"): 0.35,
+}
+
+# Upstream's time for these rows as a multiple of the floor measured in the same run.  Why floor-relative:
+# issue 25 timed upstream beside the engine (its paired run) and gives ratios (read_raw 53 vs 25 ms on
+# zstd, "2.1-2.5x"; inspect 0.55-0.66x, load 0.41-0.73x across the backends), while the machine these
+# constants were derived on was loaded by other jobs (absolute times moved 1.5-2x run to run); a ratio
+# to a floor timed in the same run travels, an absolute time does not.
+# Derived ONCE, 2026-12-05, from this script's `--reads --repeat 9 --clock cpu` run against the engine
+# the issue timed (HEAD 45b428d, the runs kept outside the repository).  Each constant is written as
+#     (our ours/floor then) / (the issue's paired ours/upstream for that cell)
+# so that, then, ours/upstream printed the issue's paired ratio.  Where the issue gives a range across
+# backends, the conservative end is used (the one making upstream faster): read_raw 53/25 (zstd) and 2.5x
+# (plain), inspect 0.66x, load 0.73x.  NOTE: so derived, 0.35x upstream is 1.04-1.16x our floor for
+# inspect and 0.91-1.04x for load, i.e. about the floor itself; from the issue's own "2.5-3x the floor"
+# instead, inspect's target would be ~1.33x the floor.  Re-derive only from the issue's engine.
+UPSTREAM_OVER_FLOOR: Final[dict[tuple[str, str], float]] = {
+    ("jsonl-zstd", "read_raw"): 1.61 / (53 / 25),
+    ("jsonl-none", "read_raw"): 0.70 / 2.5,  # NOTE: under 1x: upstream then read a plain log faster than our floor
+    ("jsonl-zstd", "inspect"): 1.97 / 0.66,
+    ("jsonl-none", "inspect"): 2.18 / 0.66,
+    ("sqlite", "inspect"): 2.19 / 0.66,
+    ("jsonl-zstd", "load"): 1.90 / 0.73,
+    ("jsonl-none", "load"): 2.17 / 0.73,
+    ("sqlite", "load"): 2.19 / 0.73,
+}
+
 
 # ---------------------------------------------------------------------------------------------- stores
 
@@ -264,6 +305,10 @@ async def build_stores(kind: str, work: str, n_big: int, n_small: int, n_session
 
 # ---------------------------------------------------------------------------------------------- timing
 
+# What times a run: wall time (the default, what a user waits), or with --clock cpu this process's CPU
+# time (every thread: the worker that reads and the loop that waits), which other jobs' load barely moves.
+CLOCK: list[Callable[[], float]] = [time.perf_counter]
+
 
 async def median_ms(
     op: Callable[[CoordinatedPersistence], Awaitable[object]], make: Callable[[], CoordinatedPersistence], repeat: int
@@ -273,9 +318,9 @@ async def median_ms(
     for _ in range(repeat):
         gc.collect()
         store = make()
-        t0 = time.perf_counter()
+        t0 = CLOCK[0]()
         result = await op(store)
-        samples.append(time.perf_counter() - t0)
+        samples.append(CLOCK[0]() - t0)
         del result
         await store.close()
     return statistics.median(samples) * 1000
@@ -285,9 +330,9 @@ def median_floor_ms(fn: Callable[[], object], repeat: int) -> float:
     samples: list[float] = []
     for _ in range(repeat):
         gc.collect()
-        t0 = time.perf_counter()
+        t0 = CLOCK[0]()
         result = fn()
-        samples.append(time.perf_counter() - t0)
+        samples.append(CLOCK[0]() - t0)
         del result
     return statistics.median(samples) * 1000
 
@@ -427,7 +472,10 @@ def format_row(row: Row, compare_upstream: bool) -> tuple[str, bool | None]:
         holds = row.ours < TARGET_RSS_ADDED_MIB if compare_upstream else None
     else:
         upstream = UPSTREAM_MS.get((row.backend, row.op, row.store)) if compare_upstream else None
-        limit = TARGET_RATIO.get((row.op, row.store))
+        multiple = UPSTREAM_OVER_FLOOR.get((row.backend, row.op)) if row.store == "big" else None
+        if compare_upstream and multiple and row.floor is not None:
+            upstream = multiple * row.floor
+        limit = TARGET_RATIO_25.get((row.op, row.store), TARGET_RATIO.get((row.op, row.store)))
         if limit is not None:
             target = f"<= {limit:.2f}x up"
             holds = None if upstream is None else row.ours / upstream <= limit
@@ -558,6 +606,76 @@ async def bench_backend(stores: Stores, repeat: int, n_sessions: int, skip_rss: 
     return rows
 
 
+async def build_big(kind: str, work: str, n_big: int, n_small: int, n_sessions: int) -> tuple[str, int]:
+    """(root, events) of the big session: a full build's when ``work`` holds one, else only that session."""
+    full = os.path.join(work, f"{kind}-{n_big}-{n_small}-{n_sessions}")
+    if os.path.exists(full + ".complete"):
+        return os.path.join(full, "big"), len(session_events(n_big))
+    base = os.path.join(work, f"{kind}-{n_big}-big")
+    events = session_events(n_big)
+    if not os.path.exists(base + ".complete"):
+        shutil.rmtree(base, ignore_errors=True)
+        await write_session(kind, base, meta_of(BIG_ID, 1, "/bench/project"), events)
+        open(base + ".complete", "w").close()
+    return base, len(events)
+
+
+async def bench_reads(kind: str, root: str, n_events: int, repeat: int) -> list[Row]:
+    """Issue 25 item 4: read_raw (JSONL), inspect and load of the big session beside their floors.
+
+    Each of the ``repeat`` rounds times every operation and floor once, in turn, so a burst of load
+    from other jobs lands on ours and the floor alike; each number is the median over the rounds.
+    """
+    make = partial(open_backend, kind, root)
+    ops = session_ops(BIG_ID, n_events)
+    fl = session_floors(kind, root, BIG_ID, n_events)
+    names = ["read_raw", "inspect", "load"] if fl.text is not None else ["inspect", "load"]
+    ours: dict[str, list[float]] = {name: [] for name in names}
+    floor: dict[str, list[float]] = {"parse": [], "text": []}
+    for _ in range(repeat):
+        floor["parse"].append(median_floor_ms(fl.parse, 1))
+        for name in names:
+            ours[name].append(await median_ms(ops[name], make, 1))
+        if fl.text is not None:
+            floor["text"].append(median_floor_ms(fl.text, 1))
+    size = _k(n_events)
+    rows = []
+    for name in names:
+        f = statistics.median(floor["text" if name == "read_raw" else "parse"])
+        label = f"{name} {size}" + (" [floor: text]" if name == "read_raw" else "")
+        rows.append(Row(kind, name, "big", label, statistics.median(ours[name]), f))
+    return rows
+
+
+async def reads(args: argparse.Namespace) -> None:
+    """``--reads``: only the issue-25 full-read and read_raw rows of the big session."""
+    compare_upstream = args.events == DEFAULT_EVENTS
+    kinds = [k for k in BACKENDS if not args.backend or k in args.backend]
+    work = args.workdir or tempfile.mkdtemp(prefix="bench-engine-")
+    os.makedirs(work, mode=0o700, exist_ok=True)
+    print(
+        f"issue 25 item 4: big session ({len(session_events(args.events))} events); median of {args.repeat} "
+        f"interleaved rounds; {args.clock} clock"
+    )
+    if not compare_upstream:
+        print("(non-default size: no upstream comparison, targets not judged)")
+    print(HEADER)
+    held: list[bool] = []
+    try:
+        for kind in kinds:
+            root, n = await build_big(kind, work, args.events, args.small_events, args.sessions)
+            for row in await bench_reads(kind, root, n, args.repeat):
+                line, holds = format_row(row, compare_upstream)
+                print(line, flush=True)
+                if holds is not None:
+                    held.append(holds)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+    if held:
+        print(f"targets held: {sum(held)}/{len(held)}")
+
+
 async def bench(args: argparse.Namespace) -> None:
     n_big, n_small, n_sessions = args.events, args.small_events, args.sessions
     compare_upstream = (n_big, n_small, n_sessions) == (DEFAULT_EVENTS, DEFAULT_SMALL_EVENTS, DEFAULT_SESSIONS)
@@ -600,6 +718,10 @@ def main() -> None:
         help=f"small sizes ({QUICK_EVENTS}/{QUICK_SMALL_EVENTS} events, {QUICK_SESSIONS} sessions)",
     )
     ap.add_argument("--skip-rss", action="store_true", help="skip the RSS subprocesses")
+    ap.add_argument("--reads", action="store_true", help="only issue 25's read_raw/inspect/load rows of the big session")
+    ap.add_argument(
+        "--clock", choices=("wall", "cpu"), default="wall", help="wall time (default) or process CPU time (loaded machine)"
+    )
     ap.add_argument("--workdir", help="build the stores here once and reuse them (default: a temp dir, removed)")
     ap.add_argument("--rss-child", choices=BACKENDS, help=argparse.SUPPRESS)
     ap.add_argument("--rss-root", help=argparse.SUPPRESS)
@@ -611,7 +733,9 @@ def main() -> None:
         return
     if args.quick:
         args.events, args.small_events, args.sessions = QUICK_EVENTS, QUICK_SMALL_EVENTS, QUICK_SESSIONS
-    asyncio.run(bench(args))
+    if args.clock == "cpu":
+        CLOCK[0] = time.process_time
+    asyncio.run(reads(args) if args.reads else bench(args))
 
 
 if __name__ == "__main__":
