@@ -5,7 +5,7 @@ Why: a cold index of a 10,000-session root took 30-32 s (about 33x the root's ``
 tokenizing alone is over half of it and a SQLite file has one writer.  Here every core builds
 *shards* (``app.search.shards``) and the indexer only copies them in (``adopt``: the ``docs`` rows by
 one ``INSERT … SELECT``, the FTS5 segments by ``app.search.segments``), a few milliseconds per
-chunk; once every chunk is in, one ``optimize`` merges the adopted segments (one per chunk) into one.
+chunk; a run that adopted more than ``MERGE_ABOVE_SEGMENTS`` chunks merges their segments at its end.
 
 Rowids: a chunk's rows use ``ID_STRIDE`` rowids from ``first_id + chunk * ID_STRIDE``, so chunks are
 numbered oldest first and rows of newer sessions keep higher rowids (results list newest rowids first),
@@ -43,8 +43,14 @@ from app.search.shards import Shard, ShardJob, build_shard, worker_start
 from persistence import CoordinatedPersistence
 
 BULK_MIN_SESSIONS = 200  # fewer new sessions than this are indexed serially (a pool costs ~0.5 s to start)
-CHUNK_MIN, CHUNK_MAX = 16, 200  # sessions per chunk: enough chunks to keep every worker busy to the end
+# Sessions per chunk: enough chunks to keep every worker busy to the end, few enough that the segments
+# adopted (one per chunk) need no merge: a 10,000-session root is 29 chunks (16, 32, ... 256, then 400s).
+CHUNK_MIN, CHUNK_MAX = 16, 400
 CHUNKS_PER_WORKER = 8
+# Above this many adopted segments the run merges them into one (``optimize``).  Below it queries stay
+# fast without: on the 10,000-session root 50 segments cost 0-7 ms a query (6-31 ms against 0.1-28 ms
+# merged) and merging them cost 0.6-1.3 s, 5-9% of the build.
+MERGE_ABOVE_SEGMENTS = 32
 ID_STRIDE = 1 << 32  # rowids a chunk may use
 POLL_S = 0.05  # how often a wait for a chunk looks at the cancel flag
 
@@ -78,7 +84,8 @@ class ShardPool:
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
         self._ctx = multiprocessing.get_context("spawn")  # ``fork`` after threads exist (Qt's, the engine's) is unsafe
-        self.cancel = self._ctx.Event()
+        # The run whose chunks the workers may build: a chunk of any other run stops at its next session.
+        self.generation = self._ctx.Value("q", 0, lock=False)
         self._executor: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
 
@@ -86,20 +93,35 @@ class ShardPool:
         with self._lock:
             if self._executor is None:
                 self._executor = ProcessPoolExecutor(
-                    self.workers, mp_context=self._ctx, initializer=worker_start, initargs=(os.getpid(), self.cancel)
+                    self.workers, mp_context=self._ctx, initializer=worker_start, initargs=(os.getpid(), self.generation)
                 )
             return self._executor
 
+    def next_generation(self) -> int:
+        """Stop every chunk built so far (at its next session) and number the next run."""
+        self.generation.value += 1
+        return int(self.generation.value)
+
     def close(self) -> None:
-        self.cancel.set()
+        self.next_generation()
         with self._lock:
             executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
 
 
-def chunk_size(n: int, workers: int) -> int:
-    return max(CHUNK_MIN, min(CHUNK_MAX, n // max(1, workers * CHUNKS_PER_WORKER) or 1))
+def chunk_sizes(n: int, workers: int) -> list[int]:
+    """Sessions per chunk, in order: doubling from ``CHUNK_MIN`` (the first results are searchable within a
+    second) up to a size that gives every worker about ``CHUNKS_PER_WORKER`` chunks (at most ``CHUNK_MAX``)."""
+    size = max(CHUNK_MIN, min(CHUNK_MAX, n // max(1, workers * CHUNKS_PER_WORKER)))
+    out: list[int] = []
+    step = CHUNK_MIN
+    while n > 0:
+        take = min(step, size, n)
+        out.append(take)
+        n -= take
+        step *= 2
+    return out
 
 
 class ParallelBuild:
@@ -115,12 +137,15 @@ class ParallelBuild:
         first_id: int,
     ) -> None:
         self.pool = pool
-        self.pool.cancel.clear()
+        self._generation = pool.next_generation()
         self._root = store.root_path
         self._backend = backend
         self._dir = tempfile.mkdtemp(prefix="shards-", dir=os.path.dirname(index_file))
-        size = chunk_size(len(jobs), pool.workers)
-        self._chunks = [list(jobs[i : i + size]) for i in range(0, len(jobs), size)]
+        self._chunks: list[list[ShardJob]] = []
+        at = 0
+        for size in chunk_sizes(len(jobs), pool.workers):
+            self._chunks.append(list(jobs[at : at + size]))
+            at += size
         self._first_id = first_id
         self._next_chunk = 0
         self._running: dict[Future[Shard], int] = {}
@@ -142,7 +167,8 @@ class ParallelBuild:
             path = os.path.join(self._dir, f"chunk-{c:06d}.sqlite")
             fut: Future[Shard]
             try:
-                fut = executor.submit(build_shard, self._root, self._backend, self._chunks[c], first, first + ID_STRIDE, path)
+                args = (self._root, self._backend, self._chunks[c], first, first + ID_STRIDE, path, self._generation)
+                fut = executor.submit(build_shard, *args)
             except (RuntimeError, OSError) as err:  # a broken pool (a worker was killed): this chunk goes serial
                 fut = Future()
                 fut.set_exception(err)
@@ -170,7 +196,7 @@ class ParallelBuild:
             return
         self._closed = True
         if self._running:
-            self.pool.cancel.set()
+            self.pool.next_generation()
         for fut in self._running:
             fut.cancel()
         self._running.clear()
@@ -249,12 +275,13 @@ def adopting_connection(path: str) -> sqlite3.Connection:
 
 __all__ = [
     "BULK_MIN_SESSIONS",
+    "MERGE_ABOVE_SEGMENTS",
     "AdoptionRefused",
     "ParallelBuild",
     "ShardPool",
     "adopt",
     "adopting_connection",
     "backend_of",
-    "chunk_size",
+    "chunk_sizes",
     "default_workers",
 ]

@@ -49,6 +49,7 @@ from app.search.outcome import (
 )
 from app.search.parallel import (
     BULK_MIN_SESSIONS,
+    MERGE_ABOVE_SEGMENTS,
     AdoptionRefused,
     ParallelBuild,
     ShardPool,
@@ -289,9 +290,11 @@ class IndexRun:
         return self.progress()
 
     def _after_bulk(self) -> None:
-        """Every chunk is in: merge their segments into one (the adopted chunks left one each)."""
-        if self._adopted:
+        """Every chunk is in: merge their segments when there are many (each adopted chunk left one), and
+        move the write-ahead log into the file once (adoptions do not checkpoint)."""
+        if self._adopted > MERGE_ABOVE_SEGMENTS:
             self.db.optimize()
+        if self._adopted:
             self.db.checkpoint()
         self._adopted = 0
         if self._next is None:

@@ -11,8 +11,8 @@ serial run writes (the same ``app.search.outcome`` functions).
 Lifetime: a worker ends when its parent does, however that one ends (a thread waits on
 multiprocessing's parent sentinel, which reads EOF the moment the parent is gone, SIGKILL included,
 and polls ``os.getppid()`` as a fallback); it ignores SIGINT and SIGHUP (a terminal's Ctrl-C goes to
-the whole process group: the parent decides, and shuts the pool down).  A shared cancel event is
-checked between two sessions: a cancelled chunk is dropped.
+the whole process group: the parent decides, and shuts the pool down).  The pool's shared run number is
+checked between two sessions: a chunk of a cancelled run is dropped.
 
 May import: the standard library, the public ``persistence`` package and ``app.search``'s own modules.
 """
@@ -76,7 +76,8 @@ class ShardCancelled(Exception):
     """The run was cancelled while this chunk was being built (its file is removed)."""
 
 
-_cancel: Any = None  # the pool's multiprocessing.Event (set by the initializer)
+_generation: Any = None  # the pool's shared run number (set by the initializer)
+_mine = 0  # the run number of the chunk being built
 _stores: dict[tuple[str, str], CoordinatedPersistence] = {}
 _loop: asyncio.AbstractEventLoop | None = None
 
@@ -94,10 +95,10 @@ def parent_gone(parent_pid: int, sentinel: Any, timeout: float) -> bool:
     return os.getppid() != parent_pid
 
 
-def worker_start(parent_pid: int, cancel: Any) -> None:
+def worker_start(parent_pid: int, generation: Any) -> None:
     """Initializer of every worker process: the parent's signals are the parent's, die with the parent."""
-    global _cancel
-    _cancel = cancel
+    global _generation
+    _generation = generation
     for name in ("SIGINT", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
@@ -113,7 +114,8 @@ def worker_start(parent_pid: int, cancel: Any) -> None:
 
 
 def _cancelled() -> bool:
-    return _cancel is not None and _cancel.is_set()
+    """The run this chunk belongs to was cancelled or closed (the pool numbers another run now)."""
+    return _generation is not None and _generation.value != _mine
 
 
 def _store(root: str, backend: str) -> CoordinatedPersistence:
@@ -123,9 +125,13 @@ def _store(root: str, backend: str) -> CoordinatedPersistence:
     return store
 
 
-def build_shard(root: str, backend: str, jobs: list[ShardJob], first_id: int, id_limit: int, path: str) -> Shard:
-    """Entry point in the worker: index ``jobs`` (oldest first) into a new shard file at ``path``."""
-    global _loop
+def build_shard(
+    root: str, backend: str, jobs: list[ShardJob], first_id: int, id_limit: int, path: str, generation: int = 0
+) -> Shard:
+    """Entry point in the worker: index ``jobs`` (oldest first) into a new shard file at ``path``, unless
+    run ``generation`` is cancelled meanwhile (``ShardCancelled``)."""
+    global _loop, _mine
+    _mine = generation
     if _loop is None:
         _loop = asyncio.new_event_loop()
     store = _store(root, backend)
@@ -148,36 +154,52 @@ def _fill(
     conn: Any, store: CoordinatedPersistence, jobs: list[ShardJob], first_id: int, id_limit: int
 ) -> tuple[list[ShardSession], int]:
     assert _loop is not None
+    return _loop.run_until_complete(_walk(conn, store, jobs, first_id, id_limit))
+
+
+async def _walk(
+    conn: Any, store: CoordinatedPersistence, jobs: list[ShardJob], first_id: int, id_limit: int
+) -> tuple[list[ShardSession], int]:
+    """Each session's rows into the shard, oldest first; the next session is read (on the engine's thread)
+    while this one is extracted and written, as the serial run does."""
     out: list[ShardSession] = []
     next_id = first_id
     local = 0
+    ahead: asyncio.Future[Any] | None = None
     conn.execute("BEGIN")
-    for job in jobs:
-        if _cancelled():
-            raise ShardCancelled()
-        entry = job.entry
-        read = _loop.run_until_complete(read_new(store, entry))
-        try:
-            outcome = outcome_of(store, entry, read, _cancelled)
-        except IndexCancelled:
-            raise ShardCancelled() from None
-        if outcome.action in (SKIPPED, REMOVED):
-            out.append(ShardSession(job.key, entry.session_id, outcome.action, None, None, 0, 0, 0, outcome.message))
-            continue
-        rows = rows_of(outcome, entry.session_id)
-        if next_id + len(rows) > id_limit:
-            raise OverflowError(f"a chunk of {len(jobs)} sessions has more than {id_limit - first_id} rows")
-        conn.executemany(INSERT, ((next_id + i, local, *row) for i, row in enumerate(rows)))
-        next_id += len(rows)
-        fields = session_fields(entry, job.revision, outcome, read.ident, len(rows[0][6]))
-        fields = {k: clean_text(v) if isinstance(v, str) else v for k, v in fields.items()}
-        batch = outcome.batch
-        events = batch.state.event_count if batch else 0
-        chars = batch.text_chars if batch else 0
-        out.append(
-            ShardSession(job.key, entry.session_id, outcome.action, local, fields, len(rows), events, chars, outcome.message)
-        )
-        local += 1
+    try:
+        for i, job in enumerate(jobs):
+            if _cancelled():
+                raise ShardCancelled()
+            entry = job.entry
+            read = await (ahead if ahead is not None else read_new(store, entry))
+            ahead = asyncio.ensure_future(read_new(store, jobs[i + 1].entry)) if i + 1 < len(jobs) else None
+            try:
+                outcome = outcome_of(store, entry, read, _cancelled)
+            except IndexCancelled:
+                raise ShardCancelled() from None
+            if outcome.action in (SKIPPED, REMOVED):
+                out.append(ShardSession(job.key, entry.session_id, outcome.action, None, None, 0, 0, 0, outcome.message))
+                continue
+            rows = rows_of(outcome, entry.session_id)
+            if next_id + len(rows) > id_limit:
+                raise OverflowError(f"a chunk of {len(jobs)} sessions has more than {id_limit - first_id} rows")
+            conn.executemany(INSERT, ((next_id + n, local, *row) for n, row in enumerate(rows)))
+            next_id += len(rows)
+            fields = session_fields(entry, job.revision, outcome, read.ident, len(rows[0][6]))
+            fields = {k: clean_text(v) if isinstance(v, str) else v for k, v in fields.items()}
+            batch = outcome.batch
+            events = batch.state.event_count if batch else 0
+            chars = batch.text_chars if batch else 0
+            out.append(
+                ShardSession(job.key, entry.session_id, outcome.action, local, fields, len(rows), events, chars, outcome.message)
+            )
+            local += 1
+    finally:
+        if ahead is not None:
+            ahead.cancel()
+            with contextlib.suppress(BaseException):
+                await ahead
     conn.execute("COMMIT")
     return out, next_id
 
