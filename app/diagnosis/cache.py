@@ -174,11 +174,8 @@ class DiagnosisCache:
         def problem(conn: sqlite3.Connection, meta: dict[Any, Any]) -> str | None:
             if meta.get("verdicts") != str(VERDICT_VERSION):
                 return f"holds verdicts of version {meta.get('verdicts')} (this SessionScope writes {VERDICT_VERSION})"
-            why = schema_problem(conn, _SCHEMA)
-            if why is not None:
-                return why
-            conn.execute(f"SELECT {_COLUMNS} FROM verdicts").fetchall()  # what every lookup reads
-            return None
+            # Rows that cannot be read are found by the first lookup, which reads them all anyway (``reset``).
+            return schema_problem(conn, _SCHEMA)
 
         return unusable_reason(path, SCHEMA_VERSION, self.identity, problem)
 

@@ -240,3 +240,23 @@ def test_two_processes_sharing_the_cache_both_finish_right(tmp_path: Path, capsy
         assert b"rebuilding" not in err
     _, warm, err = main_json(capsys, "verify", str(root))
     assert warm == expected and err == ""
+
+
+def test_a_row_that_cannot_be_read_is_found_by_the_lookup_and_rebuilt(tmp_path: Path, capsys: Any, judged: list[str]) -> None:
+    import sqlite3
+
+    root = tmp_path / "root"
+    sids = write_root(root, 3)
+    age()
+    _, cold, _ = main_json(capsys, "verify", str(root))
+    con = sqlite3.connect(cache_path(str(root), "jsonl"))
+    with con:  # a flipped byte: a stored text that is not UTF-8
+        con.execute("UPDATE verdicts SET reason = CAST(x'ff41ff' AS TEXT) WHERE session_id = ?", (sids[1],))
+    con.close()
+    judged.clear()
+    _, again, err = main_json(capsys, "verify", str(root))
+    assert "is damaged" in err and "rebuilding it" in err and "\\xff" not in err
+    assert again == cold and sorted(judged) == sorted(sids)
+    judged.clear()
+    _, warm, err = main_json(capsys, "verify", str(root))
+    assert warm == cold and judged == [] and err == ""
