@@ -18,6 +18,8 @@ May import: the standard library only.
 
 from __future__ import annotations
 
+import re
+
 # Code point ranges of the scripts written without spaces between words: Hiragana and Katakana,
 # CJK Unified Ideographs (with extension A and the compatibility block), Hangul syllables,
 # half-width Katakana, and the supplementary ideograph planes (extensions B and later).
@@ -43,17 +45,29 @@ def cjk_bigram(term: str) -> str | None:
     return term if len(term) == 2 and is_cjk(term[0]) and is_cjk(term[1]) else None
 
 
+_RUN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _RANGES) + "]{2,}")  # two or more in-range characters
+
+
 def bigram_words(body: str | None) -> str | None:
-    """The distinct adjacent CJK letter pairs of ``body`` as space-separated words; None when it has none."""
+    """The distinct adjacent CJK letter pairs of ``body`` as space-separated words; None when it has none.
+
+    The runs of CJK-range characters are found by a regular expression (C speed) and only they are walked
+    in Python: a 5,000-character English tool output with one Chinese sentence costs one ``finditer``."""
     if not body or body.isascii():
         return None
     pairs: dict[str, None] = {}
-    prev = False
-    for i, ch in enumerate(body):
-        cur = ord(ch) >= 0x3040 and is_cjk(ch)
-        if cur and prev:
-            pairs[body[i - 1 : i + 1]] = None
-        prev = cur
+    for match in _RUN.finditer(body):
+        run = match.group()
+        if run.isalnum():  # letters only (the usual case): every adjacent pair
+            for i in range(len(run) - 1):
+                pairs[run[i : i + 2]] = None
+            continue
+        prev = False  # punctuation inside the ranges (the Katakana middle dot) splits the run
+        for i, ch in enumerate(run):
+            cur = ch.isalnum()
+            if cur and prev:
+                pairs[run[i - 1 : i + 1]] = None
+            prev = cur
     return " ".join(pairs) if pairs else None
 
 
