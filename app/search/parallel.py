@@ -55,6 +55,33 @@ ID_STRIDE = 1 << 32  # rowids a chunk may use
 POLL_S = 0.05  # how often a wait for a chunk looks at the cancel flag
 
 
+SHARDS_PREFIX = "shards-"  # a run's scratch folder beside the index: shards-<pid>-<random>
+
+
+def remove_stale_shards(folder: str) -> None:
+    """Remove the scratch folders of runs whose process is gone (killed before it could clean up)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(SHARDS_PREFIX):
+            continue
+        pid = name[len(SHARDS_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # someone else's process (EPERM): alive
+        return True
+    return True
+
+
 class AdoptionRefused(Exception):
     """A chunk cannot be adopted as built (its sessions are indexed serially instead)."""
 
@@ -140,7 +167,9 @@ class ParallelBuild:
         self._generation = pool.next_generation()
         self._root = store.root_path
         self._backend = backend
-        self._dir = tempfile.mkdtemp(prefix="shards-", dir=os.path.dirname(index_file))
+        folder = os.path.dirname(index_file)
+        remove_stale_shards(folder)
+        self._dir = tempfile.mkdtemp(prefix=f"{SHARDS_PREFIX}{os.getpid()}-", dir=folder)
         self._chunks: list[list[ShardJob]] = []
         at = 0
         for size in chunk_sizes(len(jobs), pool.workers):

@@ -299,3 +299,25 @@ def _running(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended (its parent, init, reaps it)
     except FileNotFoundError:
         return False
+
+
+def test_a_killed_run_s_scratch_shards_are_removed_by_the_next_build(tmp_path: Path, forced: None) -> None:
+    path = make_root(tmp_path, "jsonl-zstd", n=4)
+    index_file = k.run(_index_file(path, tmp_path / "c"))
+    folder = os.path.dirname(index_file)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    stale = Path(folder) / f"shards-{dead.stdout.strip()}-x1"
+    stale.mkdir()
+    (stale / "chunk-000000.sqlite").write_bytes(b"left by a killed run")
+    mine = Path(folder) / f"shards-{os.getpid()}-x2"  # a live process's (this one's): kept
+    mine.mkdir()
+    build(path, "jsonl-zstd", tmp_path / "c", 2)
+    assert not stale.exists() and mine.exists()
+
+
+async def _index_file(path: str, cache: Path) -> str:
+    indexer = Indexer(k.reader(path, "jsonl-zstd"), cache_dir=str(cache), workers=0)
+    try:
+        return indexer.index_file or ""
+    finally:
+        await indexer.aclose()
