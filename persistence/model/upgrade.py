@@ -14,7 +14,7 @@ from persistence.model.event_table import EventTable
 from persistence.model.header import SESSION_FORMAT_VERSION
 from persistence.model.jsontext import is_number, is_safe_integer, js_string
 from persistence.model.packed_run import PackedRun
-from persistence.model.validate import validate_message_shape
+from persistence.model.validate import message_shape_problem
 
 _SIMPLE_REASONS = frozenset({"completed", "blocked", "max-tokens", "interrupted"})
 _FAILURE_KEYS = {"message", "code", "status", "providerRetryAfterMs", "requestId"}
@@ -228,9 +228,10 @@ def normalize_events(session_id: str, events: Any, raw_path: str | None, locatio
             if unknown is None and etype not in known and ev.get("ignorable") is not True:
                 unknown = (etype, ev.get("seq"))
             continue
-        refusal = legacy_refusal(session_id, ev)
-        if refusal is not None:
-            raise SessionValidationError(refusal)
+        if etype in _LEGACY_CANDIDATES:
+            refusal = legacy_refusal(session_id, ev)
+            if refusal is not None:
+                raise SessionValidationError(refusal)
         if deferred is not None:
             continue
         try:
@@ -246,7 +247,9 @@ def normalize_events(session_id: str, events: Any, raw_path: str | None, locatio
                 new = _upgrade_pre_identity(new, session_id, ids_by_seq)
                 # Upstream's read pipeline validates each stored event through snapshotSessionEvent,
                 # whose subject is "session event at seq N" whatever the event's type.
-                validate_message_shape(new, f"session event at seq {js_string(new.get('seq'))}")
+                problem = message_shape_problem(new)
+                if problem is not None:
+                    raise SessionValidationError(f"session event at seq {js_string(new.get('seq'))} {problem}")
                 msg = new["data"] if etype == "user/message" else new["data"]["message"]
                 ids_by_seq[new.get("seq")] = msg["id"]
         except SessionValidationError as err:
