@@ -7,8 +7,8 @@ A resume point is three things: the backend's own mark (JSONL: a ``TailMark`` at
 frame or line; SQLite: the last preserved row), how many stored events precede that mark (a torn zstd
 frame's recovered records and the crash closers come after it and are recomputed on every read), and
 the surface fold (session-model §2.7) of exactly those events, which is the only validation state that
-spans events.  Keeping the fold costs a few thousand list and dict entries on a 202k-event log; it
-spares re-validating ~200k events (the whole of a cold view's check) on each append.
+spans events.  On the 202k-event session the fold holds 1,693 surface nodes (a list and a dict; a copy
+costs 0.07 ms); it spares re-validating ~200k events (the whole of a cold view's check) on each append.
 
 May import: ``persistence.model`` only.
 """
