@@ -14,6 +14,10 @@ Printed per backend and mode: median cold ms, median incremental ms, their ratio
 most 0.15), the read path each incremental view took (``extended`` expected), and whether it equalled a
 fresh store's view.  Medians of ``--runs`` (at least 5).  Absolute times vary with the machine's load;
 the ratio is measured within one run, cold and incremental alternating.
+
+The window's follow (another process appends, the open timeline shows it; issue 25 target: under 60 ms)
+is measured by ``python benchmarks/bench_gui.py --skip-list`` (``follow ms``), on the same generated
+sessions when given the same ``--workdir``.
 """
 
 from __future__ import annotations
