@@ -1,6 +1,6 @@
 """Following a live session: a cold ``view`` against the same instance's ``view`` after one appended turn.
 
-    python benchmarks/bench_follow.py [--events 202000] [--runs 7] [--backend NAME]... [--workdir DIR]
+    python benchmarks/bench_follow.py [--events 202000] [--runs 7] [--backend NAME]... [--workdir DIR] [--quick]
 
 For every backend (jsonl-zstd, jsonl-none, sqlite) one ``--events`` session (202k by default, the issue-12
 "202k" session, written once under ``--workdir`` and reused) is read by a fresh store (cold ``view``);
@@ -45,6 +45,7 @@ from persistence.sqlite.backend import SqliteSessionPersistence  # noqa: E402
 BIG_ID: Final = "bench-big"
 BACKENDS: Final = ("jsonl-zstd", "jsonl-none", "sqlite")
 DEFAULT_EVENTS: Final = 202_000
+QUICK_EVENTS: Final = 3_000  # ``--quick``: a smoke run (tests/benchmarks), the ratios mean nothing there
 TARGET_RATIO: Final = 0.15  # issue 25: incremental view at most 0.15x of a cold view
 
 
@@ -172,7 +173,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--backend", action="append", choices=BACKENDS)
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "sessionscope-bench-follow"))
+    ap.add_argument("--quick", action="store_true", help=f"a {QUICK_EVENTS}-event session (a smoke run)")
     args = ap.parse_args()
+    if args.quick:
+        args.events = QUICK_EVENTS
     runs = max(5, args.runs)
     os.makedirs(args.workdir, exist_ok=True)
     print(f"{'backend':12s} {'mode':9s} {'cold ms':>8s} {'incr ms':>8s} {'ratio':>6s} {'<=0.15':>6s} {'path':>9s} {'equal':>6s}")
