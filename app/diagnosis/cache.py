@@ -107,7 +107,7 @@ def sqlite_place(root: str) -> str:
 def racy(verdict: Verdict) -> bool:
     """Whether a JSONL log may have changed within the clock tick of its read (then it is not stored)."""
     parts = (verdict.revision or "").split(":")
-    if len(parts) != 5 or not verdict.place or verdict.place.startswith("sqlite:"):
+    if len(parts) != 5 or verdict.place.startswith("sqlite:"):
         return False  # a SQLite revision counts writes, not time
     try:
         mtime, ctime = int(parts[3]), int(parts[4])

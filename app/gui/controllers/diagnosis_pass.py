@@ -16,7 +16,6 @@ Visible rows come first in two ways: a pending row the view paints is ``bump``-e
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 from collections import deque
@@ -36,6 +35,7 @@ from app.gui.runtime.collector import settle
 from app.gui.runtime.jobs import Jobs
 from app.gui.runtime.viewer_store import ViewerStore
 from app.gui.runtime.worker_processes import shared_pool
+from app.gui.runtime.worker_threads import in_thread
 
 log = logging.getLogger(__name__)
 BATCH = 16
@@ -199,8 +199,8 @@ class DiagnosisPass(QObject):
     def _close_cache(self) -> None:
         cache, self._cache = self._cache, None
         if cache is not None:
-            with contextlib.suppress(Exception):
-                cache.close()
+            # Off the GUI thread: a store in flight may be waiting out another process's write lock.
+            self._jobs.spawn(in_thread(cache.close), name="close diagnosis cache")
 
     def _place(self, row: SessionRow) -> str:
         if self._sqlite_place:
