@@ -260,3 +260,18 @@ def test_a_row_that_cannot_be_read_is_found_by_the_lookup_and_rebuilt(tmp_path: 
     judged.clear()
     _, warm, err = main_json(capsys, "verify", str(root))
     assert warm == cold and judged == [] and err == ""
+
+
+def test_read_verbs_leave_a_sqlite_store_and_its_folder_alone(tmp_path: Path, capsys: Any) -> None:
+    folder = tmp_path / "store-folder"
+    folder.mkdir()
+    storage = storage_of("sqlite", folder)
+    build_damaged("sqlite", storage)
+    before = digest(folder)
+    for args in (("verify",), ("verify",), ("list", "--long"), ("verify", "--no-cache")):
+        main_json(capsys, *args, str(storage))
+    after = digest(folder)
+    # SQLite's own -wal/-shm beside a WAL store appear on any read-only open (``list`` too): nothing else.
+    assert after[storage.name] == before[storage.name]
+    assert set(after) <= {storage.name, f"{storage.name}-wal", f"{storage.name}-shm"}
+    assert Path(cache_path(str(storage), "sqlite")).is_file()
