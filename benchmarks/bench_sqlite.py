@@ -55,7 +55,6 @@ from persistence.sqlite.sessions import BUMP_REVISION, SELECT_ALL_SESSIONS, UPSE
 from persistence.sqlite.storage import INSERT_EVENT, SqliteStorage  # noqa: E402
 
 SMALL_EVENTS: Final = 12
-SMALL_ID: Final = "s-05000"  # the small session inside the many-session store
 ONE_ID: Final = "one"  # the small session alone in its store
 BIG_ID: Final = "big-session"
 
@@ -241,7 +240,8 @@ async def small_ops(repeat: int, many: str, one: str, n_sessions: int) -> None:
     print(f"many store: {describe(many)}; one-session store: {describe(one)}")
     print(f"median of {repeat} samples; the machine may be loaded by other work: compare the ratios")
     print(f"{'operation':34s} {'ours ms':>9s} {'floor ms':>9s} {'ours/floor':>9s} {'upstream':>9s} {'ours/up':>9s}")
-    for label, path, sid in (("many", many, SMALL_ID), ("one", one, ONE_ID)):
+    middle = f"s-{n_sessions // 2:05d}"  # the small session timed inside the many-session store
+    for label, path, sid in (("many", many, middle), ("one", one, ONE_ID)):
         warm = SqliteSessionPersistence(path)
         await warm.list()
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
