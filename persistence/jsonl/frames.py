@@ -8,6 +8,7 @@ and reports a frame past it as corruption instead of allocating it (issue 10 ite
 from __future__ import annotations
 
 import threading
+from itertools import chain
 
 import zstandard
 
@@ -324,7 +325,8 @@ def decode_frames(buf: bytes | bytearray | memoryview, ranges: list[tuple[int, i
         return b""
     if bounds is not None and len(ranges) > 1 and _all_bounded(ranges, bounds):
         start, end = ranges[0][0], ranges[-1][1]
-        if all(ranges[k][1] == ranges[k + 1][0] for k in range(len(ranges) - 1)):
+        flat = list(chain.from_iterable(ranges))
+        if flat[1:-1:2] == flat[2::2]:  # each frame starts where the one before ended
             try:
                 return _decompressor().decompressobj(read_across_frames=True).decompress(view[start:end])
             except zstandard.ZstdError:
@@ -335,8 +337,10 @@ def decode_frames(buf: bytes | bytearray | memoryview, ranges: list[tuple[int, i
 
 
 def _all_bounded(ranges: list[tuple[int, int]], bounds: list[int]) -> bool:
-    if len(bounds) != len(ranges):
+    if len(bounds) != len(ranges) or min(bounds) < 0:
         return False
+    if max(bounds) <= MAX_FRAME_PLAINTEXT_BYTES:
+        return True  # under every frame's cap (``plaintext_cap`` is never less)
     for (start, end), most in zip(ranges, bounds, strict=True):
         if most < 0 or most > max(MAX_FRAME_PLAINTEXT_BYTES, MAX_FRAME_EXPANSION_RATIO * (end - start)):
             return False
