@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
         self.raw_model = RawLinesModel(self)
         self.header_model = HeaderFieldsModel(self)
         self.loader = SessionLoader(self.jobs, self.timeline_model, self.raw_model, self)
+        self.diagnosis_pass.in_window = lambda key: self.loader.current is not None and self.loader.current.key == key
         self.prompts = WindowPrompts(self)  # the controllers' questions, as dialogs of this window
         self.session_ops = SessionActions(
             parent=self,
