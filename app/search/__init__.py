@@ -6,7 +6,12 @@ What it holds, one concept per module:
 - ``db``        the index file: schema, opening with rebuild, the indexer's writes
 - ``extract``   what a person searches for in a log, as index rows (a packed run is one step)
 - ``damaged``   the decodable part of a log the engine refuses
-- ``indexer``   ``Indexer``: incremental, one session per step, cancellable between sessions
+- ``outcome``   what a whole read of one session writes (shared by the serial run and the workers)
+- ``run``       one indexing run: its plan, serial steps, tail reads, group commits
+- ``parallel``  the cold build on every core: chunks, the worker pool, adopting a finished chunk
+- ``shards``    a worker process's side of it: one chunk into a scratch index file
+- ``segments``  moving a finished FTS5 index into the real one without tokenizing again
+- ``indexer``   ``Indexer``: incremental, one session (or one chunk) per step, cancellable between them
 - ``query``     the query language, FTS5/LIKE translation, filters, grouping, snippets (``Searcher``)
 - ``command``   the ``sessionscope search`` verb's logic (``search_store``, ``run_search``)
 

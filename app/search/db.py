@@ -222,6 +222,9 @@ def create_shard(path: str) -> sqlite3.Connection:
     # The worker indexes its rows once they are all in (``fill_shard_index``), not row by row.
     for name in INSERT_TRIGGERS:
         conn.execute(f"DROP TRIGGER {name}")
+    # Pending terms held in memory up to this many bytes: a 400-session chunk (2.5 M characters) is flushed
+    # as one segment, so its merge into one is free (0.003 s instead of 0.02 s with the 1 MB default).
+    conn.execute(f"INSERT INTO fts(fts, rank) VALUES ('hashsize', {SHARD_HASH_BYTES})")
     return conn
 
 
@@ -237,6 +240,7 @@ def fill_shard_index(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO cjk(cjk) VALUES ('optimize')")
 
 
+SHARD_HASH_BYTES = 16 << 20
 _STAGED = ("seq", "kind", "etype", "tool", "turn", "time", "body")  # a ``DocRow``'s columns, in order
 
 # The triggers that index an inserted ``docs`` row: an adoption drops them while it copies rows whose

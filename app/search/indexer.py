@@ -1,9 +1,11 @@
 """The indexer: keeps a root's search index up to date, one session per step.
 
 Why steps: the window runs the indexer on a worker thread and shows "Indexing 3,412 / 10,000
-sessions"; a cold 10k-session root takes tens of seconds, and the user may close the root or quit
-meanwhile.  ``start()`` lists the root once and plans; each ``IndexRun.step()`` indexes one session
-(``app.search.run``: what a step reads and writes).
+sessions"; a cold 10k-session root takes seconds, and the user may close the root or quit meanwhile.
+``start()`` lists the root once and plans; each ``IndexRun.step()`` indexes one session
+(``app.search.run``: what a step reads and writes), or, when at least ``parallel.BULK_MIN_SESSIONS``
+sessions were never indexed, adopts one chunk of them built by worker processes on every core
+(``app.search.parallel``; ``workers=0`` keeps all of it in this process).
 
 Cancellation contract: ``cancel()`` may be called from any thread.  The run stops before the next
 session, or inside a big one between two batches of ``INSERT_BATCH_ROWS`` rows, rolling that

@@ -44,13 +44,14 @@ from persistence import CoordinatedPersistence
 
 BULK_MIN_SESSIONS = 200  # fewer new sessions than this are indexed serially (a pool costs ~0.5 s to start)
 # Sessions per chunk: enough chunks to keep every worker busy to the end, few enough that the segments
-# adopted (one per chunk) need no merge: a 10,000-session root is 29 chunks (16, 32, ... 256, then 400s).
+# adopted (one per chunk) need no merge: a 10,000-session root is 32 chunks (16, 32, ... 256, 400s, then
+# shrinking to 100).
 CHUNK_MIN, CHUNK_MAX = 16, 400
 CHUNKS_PER_WORKER = 8
 # Above this many adopted segments the run merges them into one (``optimize``).  Below it queries stay
 # fast without: on the 10,000-session root 50 segments cost 0-7 ms a query (6-31 ms against 0.1-28 ms
 # merged) and merging them cost 0.6-1.3 s, 5-9% of the build.
-MERGE_ABOVE_SEGMENTS = 32
+MERGE_ABOVE_SEGMENTS = 48
 ID_STRIDE = 1 << 32  # rowids a chunk may use
 POLL_S = 0.05  # how often a wait for a chunk looks at the cancel flag
 
@@ -118,6 +119,10 @@ class ShardPool:
 
     def executor(self) -> ProcessPoolExecutor:
         with self._lock:
+            if self._executor is not None and getattr(self._executor, "_broken", False):
+                # A worker died (killed, out of memory): that run's chunks went serial; the next run gets new workers.
+                self._executor.shutdown(wait=False, cancel_futures=True)
+                self._executor = None
             if self._executor is None:
                 self._executor = ProcessPoolExecutor(
                     self.workers, mp_context=self._ctx, initializer=worker_start, initargs=(os.getpid(), self.generation)
@@ -139,12 +144,15 @@ class ShardPool:
 
 def chunk_sizes(n: int, workers: int) -> list[int]:
     """Sessions per chunk, in order: doubling from ``CHUNK_MIN`` (the first results are searchable within a
-    second) up to a size that gives every worker about ``CHUNKS_PER_WORKER`` chunks (at most ``CHUNK_MAX``)."""
+    second) up to a size that gives every worker about ``CHUNKS_PER_WORKER`` chunks (at most ``CHUNK_MAX``),
+    and shrinking again over the last chunks (half of what is left per worker, down to a quarter of the
+    size), so the workers finish together instead of one waiting for the other's last big chunk."""
     size = max(CHUNK_MIN, min(CHUNK_MAX, n // max(1, workers * CHUNKS_PER_WORKER)))
     out: list[int] = []
     step = CHUNK_MIN
     while n > 0:
-        take = min(step, size, n)
+        tail = max(CHUNK_MIN, size // 4, n // (2 * max(1, workers)))
+        take = min(step, size, tail, n)
         out.append(take)
         n -= take
         step *= 2

@@ -14,8 +14,13 @@ What a step reads (the engine's public API only):
   an unreadable/symlinked entry has nothing readable: only its id is indexed;
 - ``busy`` (a SQLite store locked by a writer): skipped now, retried by the next run.
 
+Sessions never indexed, when there are at least ``parallel.BULK_MIN_SESSIONS`` of them (a cold root), are
+read the same way by worker processes, a chunk at a time, and each step adopts one finished chunk
+(``app.search.parallel``); the other sessions follow, one per step.
+
 Cancellation: the run checks the indexer's cancel flag before each session and between two batches of
-``INSERT_BATCH_ROWS`` rows inside a big one, rolling that session's savepoint back (see ``indexer``).
+``INSERT_BATCH_ROWS`` rows inside a big one, rolling that session's savepoint back (see ``indexer``);
+while chunks are built it looks every ``parallel.POLL_S`` (50 ms), and the workers drop their chunks.
 
 May import: the standard library, the public ``persistence`` package and ``app.search``'s own modules.
 """
