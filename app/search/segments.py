@@ -210,8 +210,8 @@ def adopt_segments(conn: sqlite3.Connection, table: str, shard: str) -> int:
     while levels and not levels[-1]:
         levels.pop()
     for level in source.levels:
-        for seg in level:
-            moved = Segment(remap[seg.segid], seg.first, seg.last)
+        for adopted in level:
+            moved = Segment(remap[adopted.segid], adopted.first, adopted.last)
             if len(levels) < MAX_LEVELS:
                 levels.append([moved])
             else:
