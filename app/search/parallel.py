@@ -134,12 +134,17 @@ class ShardPool:
         self.generation.value += 1
         return int(self.generation.value)
 
-    def close(self) -> None:
-        self.next_generation()
+    def release(self) -> None:
+        """Let the worker processes end (a finished cold build: a window keeps its indexer open for hours,
+        and idle workers hold ~50 MB each); the next cold build starts new ones."""
         with self._lock:
             executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        self.next_generation()
+        self.release()
 
 
 def chunk_sizes(n: int, workers: int) -> list[int]:

@@ -301,6 +301,8 @@ class IndexRun:
             self.db.optimize()
         if self._adopted:
             self.db.checkpoint()
+        if self._pool is not None:
+            self._pool.release()
         self._adopted = 0
         if self._next is None:
             self.close()
