@@ -10,7 +10,8 @@ What it holds (``README.txt`` inside says the same):
 - ``header.json``: the session's header;
 - ``verify.json``: the ``verify`` row of this session (verdict, status, reason, path) and the
   engine's full diagnosis (closers a repair would add, torn-tail facts, revision);
-- ``manifest.json``: SessionScope's version, the session format version, the SQLite schema version
+- ``manifest.json``: the bundle layout (``bundleVersion``, 1; the first bundles had none and read as 1),
+  SessionScope's version, the session format version, the SQLite schema version
   of the store file (SQLite stores), the backend, and every file's size and SHA-256; ``redaction``
   says whether secrets were replaced (``export --redact``), by which rules, and how many of each kind.
 
@@ -38,6 +39,7 @@ from typing import Any, BinaryIO
 
 from app.export.raw import write_rows
 from app.redact import Redactor, redact_artifact, redacted_rows
+from app.sources.bundle_manifest import BUNDLE_VERSION, BUNDLE_VERSION_KEY
 from persistence import (
     SESSION_FORMAT_VERSION,
     CoordinatedPersistence,
@@ -171,6 +173,7 @@ async def write_bundle(
             zf.writestr(member(name, zipfile.ZIP_DEFLATED), data)
             files.append({"name": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
         manifest = {
+            BUNDLE_VERSION_KEY: BUNDLE_VERSION,  # the layout; readers of a newer one say "upgrade" instead of guessing
             "sessionscope": version,
             "sessionId": session_id,
             "sessionFormatVersion": SESSION_FORMAT_VERSION,

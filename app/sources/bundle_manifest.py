@@ -54,14 +54,15 @@ def check_version(manifest: Any, label: str) -> tuple[int, str | None]:
                 f"{BUNDLE_VERSION}): upgrade SessionScope to open it"
             )
     else:
-        version = BUNDLE_VERSION
-        if writer is None or not isinstance(manifest.get("files"), list):
-            raise BundleVersionError(
-                f"{label}: an unknown or older bundle layout: manifest.json "
-                + ("names no SessionScope version" if writer is None else "lists no files with their SHA-256")
-                + f", so the bundle cannot be verified; this SessionScope reads bundle version {BUNDLE_VERSION}, as "
-                "`sessionscope export --format bundle` writes it"
-            )
+        version = BUNDLE_VERSION  # the first bundles wrote no ``bundleVersion``: read as version 1, as ever
+    # Every layout we read names its writer and lists its files: without them nothing can be verified.
+    if writer is None or not isinstance(manifest.get("files"), list):
+        raise BundleVersionError(
+            f"{label}: an unknown or older bundle layout: manifest.json "
+            + ("names no SessionScope version" if writer is None else "lists no files with their SHA-256")
+            + f", so the bundle cannot be verified; this SessionScope reads bundle version {BUNDLE_VERSION}, as "
+            "`sessionscope export --format bundle` writes it"
+        )
     fmt = manifest.get("sessionFormatVersion", SESSION_FORMAT_VERSION)
     if fmt != SESSION_FORMAT_VERSION:
         if _plain_int(fmt) and fmt > SESSION_FORMAT_VERSION:

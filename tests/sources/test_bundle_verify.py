@@ -139,6 +139,25 @@ def test_older_and_unknown_versions_get_a_clear_message(tmp_path: Path, edit: ob
     assert bk.leftovers(cache) == []
 
 
+@pytest.mark.parametrize("backend", bk.BACKENDS)
+def test_an_export_names_its_bundle_version_and_reads_back(tmp_path: Path, backend: str) -> None:
+    zpath = bk.exported_bundle(tmp_path, backend)
+    manifest = orjson.loads(bk.members(zpath)["manifest.json"])
+    assert manifest["bundleVersion"] == BUNDLE_VERSION == 1
+    opened = open_bundle(zpath, cache_root=tmp_path / "cache")
+    close_bundle(opened)
+    assert opened.check.ok and opened.check.version == BUNDLE_VERSION
+
+
+def test_a_first_layout_bundle_without_a_version_still_opens(tmp_path: Path) -> None:
+    """The bundles written before ``bundleVersion`` existed read as version 1, exactly as before."""
+    unversioned = lambda m: {k: v for k, v in m.items() if k != "bundleVersion"}  # noqa: E731
+    old = bk.rewrite(bk.exported_bundle(tmp_path), tmp_path / "old.zip", manifest=unversioned)
+    opened = open_bundle(old, cache_root=tmp_path / "cache")
+    close_bundle(opened)
+    assert opened.check.ok and opened.check.version == BUNDLE_VERSION
+
+
 def test_a_bundle_version_we_read_opens(tmp_path: Path) -> None:
     ok = bk.rewrite(bk.exported_bundle(tmp_path), tmp_path / "v1.zip", manifest=lambda m: {**m, "bundleVersion": BUNDLE_VERSION})
     opened = open_bundle(ok, cache_root=tmp_path / "cache")
