@@ -10,6 +10,11 @@ transcript, a support bundle or a case folder — as the store(s) the verb's han
   output is each part's under its label (``--json``: ``{"source", "kind", "parts": [...]}``).
 - A bundle's manifest check is part of ``verify``'s verdict: a file whose SHA-256 does not match the
   manifest is named and the exit code is 1.  Other verbs say so on stderr.
+- ``snapshots`` on a received source is lenient like ``list``: a session that cannot be listed is a row
+  with its reason (``id\t(corrupt: ...)``; ``--json``: ``{"id", "status", "reason", "path"}``) and the exit
+  code is 1, where the engine's ``list_snapshots`` (upstream's skipping ``listSnapshots``) would drop it
+  without a word: a damaged transcript is what a support engineer was sent to look at.  On the user's
+  own root or store it stays upstream's strict listing, the parity verb scripts compare revisions with.
 - The user's own root or store (and any ``--backend``) opens exactly as before this module.
 
 May import ``app.sources``, the other ``app.cli`` modules and the engine; never Qt.
@@ -18,6 +23,7 @@ May import ``app.sources``, the other ``app.cli`` modules and the engine; never 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import sys
 import tempfile
@@ -27,6 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
+from app.cli.list_rows import ListReport, list_rows, report_json
 from app.cli.output import dump, error_payload, write_out
 from app.cli.verbs import Verb
 from app.sources import (
@@ -46,6 +53,34 @@ OWN_KINDS = (SourceKind.JSONL_ROOT, SourceKind.SQLITE_STORE)
 # Verbs whose handler opens its sources itself from ``args`` (``diff PATH_A PATH_B``): run once, never per part.
 SELF_OPENING = frozenset({"diff"})
 Opener = Callable[..., CoordinatedPersistence]  # ``persistence.open_store``'s signature
+
+
+async def _lenient_snapshots(store: CoordinatedPersistence, _args: argparse.Namespace) -> ListReport:
+    return await list_rows(store)
+
+
+def _snapshots_json(report: ListReport) -> list[dict[str, Any]]:
+    return [
+        {"header": r.header.to_json(), "revision": r.revision} if r.header is not None else row
+        for r, row in zip(report.rows, report_json(report), strict=True)
+    ]
+
+
+def _snapshots_text(report: ListReport, _args: argparse.Namespace) -> str:
+    lines = [
+        f"{r.header.id}\t{r.revision}" if r.header is not None else f"{r.session_id}\t({r.status}: {r.reason})"
+        for r in report.rows
+    ]
+    return "\n".join(lines) or "(no sessions)"
+
+
+def _received_verb(verb: Verb) -> Verb:
+    """The verb as it runs on a received source: ``snapshots`` lenient like ``list`` (see the docstring)."""
+    if verb.name != "snapshots":
+        return verb
+    return dataclasses.replace(
+        verb, handler=_lenient_snapshots, text=_snapshots_text, json=_snapshots_json, succeeded=lambda report: report.ok
+    )
 
 
 def _writes(verb: Verb, args: argparse.Namespace) -> bool:
@@ -159,6 +194,8 @@ async def run_on_source(verb: Verb, args: argparse.Namespace, opener: Opener = o
             )
         # A received source keeps no diagnosis cache either (``verify``/``list`` read it each time).
         args.received_source = src.kind not in OWN_KINDS
+        if args.received_source:
+            verb = _received_verb(verb)
         if verb.name == "search" and src.kind not in OWN_KINDS:
             # An index of a received source would pile up in the cache folder (a bundle's extraction has
             # a new path each time): this run's index lives in a scratch folder removed afterwards.
