@@ -160,46 +160,39 @@ def _fill(
 async def _walk(
     conn: Any, store: CoordinatedPersistence, jobs: list[ShardJob], first_id: int, id_limit: int
 ) -> tuple[list[ShardSession], int]:
-    """Each session's rows into the shard, oldest first; the next session is read (on the engine's thread)
-    while this one is extracted and written, as the serial run does."""
+    """Each session's rows into the shard, oldest first.  No read-ahead here (the serial run has one): in
+    a worker it bought nothing (1.56-2.07 ms a session against 1.52-2.27 ms, 5% more CPU), both threads
+    wanting the one GIL."""
     out: list[ShardSession] = []
     next_id = first_id
     local = 0
-    ahead: asyncio.Future[Any] | None = None
     conn.execute("BEGIN")
-    try:
-        for i, job in enumerate(jobs):
-            if _cancelled():
-                raise ShardCancelled()
-            entry = job.entry
-            read = await (ahead if ahead is not None else read_new(store, entry))
-            ahead = asyncio.ensure_future(read_new(store, jobs[i + 1].entry)) if i + 1 < len(jobs) else None
-            try:
-                outcome = outcome_of(store, entry, read, _cancelled)
-            except IndexCancelled:
-                raise ShardCancelled() from None
-            if outcome.action in (SKIPPED, REMOVED):
-                out.append(ShardSession(job.key, entry.session_id, outcome.action, None, None, 0, 0, 0, outcome.message))
-                continue
-            rows = rows_of(outcome, entry.session_id)
-            if next_id + len(rows) > id_limit:
-                raise OverflowError(f"a chunk of {len(jobs)} sessions has more than {id_limit - first_id} rows")
-            conn.executemany(INSERT, ((next_id + n, local, *row) for n, row in enumerate(rows)))
-            next_id += len(rows)
-            fields = session_fields(entry, job.revision, outcome, read.ident, len(rows[0][6]))
-            fields = {k: clean_text(v) if isinstance(v, str) else v for k, v in fields.items()}
-            batch = outcome.batch
-            events = batch.state.event_count if batch else 0
-            chars = batch.text_chars if batch else 0
-            out.append(
-                ShardSession(job.key, entry.session_id, outcome.action, local, fields, len(rows), events, chars, outcome.message)
-            )
-            local += 1
-    finally:
-        if ahead is not None:
-            ahead.cancel()
-            with contextlib.suppress(BaseException):
-                await ahead
+    for job in jobs:
+        if _cancelled():
+            raise ShardCancelled()
+        entry = job.entry
+        read = await read_new(store, entry)
+        try:
+            outcome = outcome_of(store, entry, read, _cancelled)
+        except IndexCancelled:
+            raise ShardCancelled() from None
+        if outcome.action in (SKIPPED, REMOVED):
+            out.append(ShardSession(job.key, entry.session_id, outcome.action, None, None, 0, 0, 0, outcome.message))
+            continue
+        rows = rows_of(outcome, entry.session_id)
+        if next_id + len(rows) > id_limit:
+            raise OverflowError(f"a chunk of {len(jobs)} sessions has more than {id_limit - first_id} rows")
+        conn.executemany(INSERT, ((next_id + n, local, *row) for n, row in enumerate(rows)))
+        next_id += len(rows)
+        fields = session_fields(entry, job.revision, outcome, read.ident, len(rows[0][6]))
+        fields = {k: clean_text(v) if isinstance(v, str) else v for k, v in fields.items()}
+        batch = outcome.batch
+        events = batch.state.event_count if batch else 0
+        chars = batch.text_chars if batch else 0
+        out.append(
+            ShardSession(job.key, entry.session_id, outcome.action, local, fields, len(rows), events, chars, outcome.message)
+        )
+        local += 1
     conn.execute("COMMIT")
     return out, next_id
 
