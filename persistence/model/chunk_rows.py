@@ -152,7 +152,7 @@ def _bad(tag: str, why: str) -> MalformedRowError:
     return MalformedRowError(f"malformed {tag} storage row: {why}")
 
 
-def _deltas_proven(dt: list[Any], time0: int, n: int) -> bool:
+def deltas_proven(dt: list[Any], time0: int, n: int) -> bool:
     """Whether ``dt`` passes every delta check at once: ``n - 1`` non-negative ints whose sum keeps the
     last member time safe.  Then each delta is at most the sum, and member times rise from the safe
     ``time0`` to ``time0 + sum``.  False proves nothing: the full checks run and name the fault.
@@ -218,7 +218,7 @@ def _canonical_run(row: dict[str, Any]) -> PackedRun | None:
         return None
     dt = data["dt"]
     n = len(payload)
-    if type(dt) is not list or not _deltas_proven(dt, time0, n) or seq0 + n - 1 > MAX_SAFE_INTEGER:
+    if type(dt) is not list or not deltas_proven(dt, time0, n) or seq0 + n - 1 > MAX_SAFE_INTEGER:
         return None
     return make_run(_TAG_KIND[tag], seq0, time0, tuple(dt), turn, step, index, tuple(payload), call_id, name)
 
@@ -229,7 +229,7 @@ def validate_row(row: dict[str, Any]) -> PackedRun:
     Its members are valid events by construction: the row's shape fixes their envelope and
     chunk keys, and the checks below bound their seqs and times.  A row in writers' form takes
     ``_canonical_run``'s straight pass; deltas are first tried on the fast proof
-    (``_deltas_proven``); the outcome is the same either way.
+    (``deltas_proven``); the outcome is the same either way.
     """
     run = _canonical_run(row)
     if run is not None:
@@ -267,7 +267,7 @@ def validate_row(row: dict[str, Any]) -> PackedRun:
     if type(dt) is not list:
         raise _bad(tag, "dt must be an array of safe integers")
     n = len(payload)
-    if _deltas_proven(dt, int(time0), n):
+    if deltas_proven(dt, int(time0), n):
         seq0 = int(seq0)
         if seq0 + n - 1 > MAX_SAFE_INTEGER:
             raise _bad(tag, "member seqs must stay safe integers")
