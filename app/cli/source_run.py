@@ -185,6 +185,26 @@ async def run_on_source(verb: Verb, args: argparse.Namespace, opener: Opener = o
         value, code = await _one(verb, args, store)
         return _render(verb, args, value), code
     src = open_source(Path(args.root))
+    try:
+        output, code = await _run_opened(verb, args, src, opener)
+    except SessionPersistenceError as err:
+        _name_ours(src, err)  # the error names the received file, never our extraction of it
+        raise
+    if isinstance(output, str):
+        output = src.shown(output)
+    return output, code
+
+
+def _name_ours(src: OpenedSource, err: SessionPersistenceError) -> None:
+    shown = src.shown(err.message)
+    if shown != err.message:
+        err.message = shown
+        err.args = (shown, *err.args[1:])
+    if err.location:
+        err.location = {k: src.shown(v) if isinstance(v, str) else v for k, v in err.location.items()}
+
+
+async def _run_opened(verb: Verb, args: argparse.Namespace, src: OpenedSource, opener: Opener) -> tuple[Output, int]:
     scratch: str | None = None
     try:
         if src.read_only and _writes(verb, args):

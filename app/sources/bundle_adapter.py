@@ -26,13 +26,15 @@ def _bundle() -> Any:
         raise SourceError("opening support bundles is not available in this build") from None
 
 
-def open_bundle(path: Path) -> tuple[object, object, tuple[Path, ...]]:
-    """(the extraction's handle for ``remove_extraction``, the verification report, the session files).
+def open_bundle(path: Path) -> tuple[object, object, tuple[tuple[Path, str], ...]]:
+    """(the extraction's handle for ``remove_extraction``, the verification report, the session files
+    each with its name inside the bundle: ``(…/session/session.jsonl.zstd, "session/session.jsonl.zstd")``).
 
     A bundle the checks refuse raises their typed error (``app.sources.bundle.BundleError``, an unreadable-log error).
     """
     opened = _bundle().open_bundle(path)
-    return opened, opened.check, tuple(opened.session_paths)
+    files = tuple((p, p.relative_to(opened.folder).as_posix()) for p in opened.session_paths)
+    return opened, opened.check, files
 
 
 def is_bundle(path: Path) -> bool:

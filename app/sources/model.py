@@ -59,7 +59,9 @@ class SourcePart:
     a lone transcript file (an extracted bundle's transcript included).  ``read_only`` parts are opened
     so that no write can reach them (the engine raises ``SessionReadOnlyError``).  ``origin`` is where
     the user can find it (for a bundle part: the ``.zip``, not the extraction); ``check`` is the bundle
-    verification report of a bundle part (``app.sources.bundle``), else None.
+    verification report of a bundle part (``app.sources.bundle``), else None.  ``shown_as`` names a
+    ``store_path`` that is ours (an extraction, a private copy in the cache folder) the way the user
+    knows it: ``case.zip: session/session.jsonl.zstd``, the received store's own path (None: the path is theirs).
     """
 
     label: str
@@ -68,6 +70,7 @@ class SourcePart:
     read_only: bool
     origin: Path
     check: object | None = None
+    shown_as: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,31 @@ class OpenedSource:
     parts: tuple[SourcePart, ...]
     bundle_check: object | None = None
     extractions: tuple[object, ...] = field(default=(), compare=False, repr=False)
+
+    def shown(self, text: str) -> str:
+        """``text`` with every path of ours (a bundle's extraction, a private copy) named as the user knows it.
+
+        The engine names the file it read, which for a bundle is a temporary file in the cache folder: an
+        error saying ``invalid header line in "/home/ana/.cache/sessionscope/bundles/812-…/session/…"``
+        points at a file that is gone once the command ends; shown, it reads ``case.zip: session/…``.
+        """
+        for old, new in self.shown_paths():
+            if old in text:
+                text = text.replace(old, new)
+        return text
+
+    def shown_paths(self) -> list[tuple[str, str]]:
+        """(our path, the user's words for it), the files first, then their folders (longest first)."""
+        pairs: dict[str, str] = {}
+        for part in self.parts:
+            if part.shown_as is None:
+                continue
+            path = os.fspath(part.store_path)
+            pairs[path] = part.shown_as
+            # The engine may name the folder of a lone transcript (its "root"): the bundle (or store) then.
+            folder = part.shown_as.split(": ", 1)[0] if part.check is not None else os.fspath(part.origin.parent)
+            pairs.setdefault(os.path.dirname(path), folder)
+        return sorted(pairs.items(), key=lambda kv: len(kv[0]), reverse=True)
 
     def label(self) -> str:
         """One line for a title bar, a status bar or a report, e.g. ``case.zip — support bundle, verified``.

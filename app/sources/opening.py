@@ -227,7 +227,7 @@ def _open_folder(path: Path) -> OpenedSource:
                 # is read from a private copy in the cache folder, so not one byte lands beside it.
                 copy = _private_copy(found)
                 extractions.append(copy.parent)
-                parts.append(SourcePart(_part_label(found, kind, path), copy, kind, True, found))
+                parts.append(SourcePart(_part_label(found, kind, path), copy, kind, True, found, shown_as=str(found)))
             else:
                 parts.append(SourcePart(_part_label(found, kind, path), found, kind, True, found))
     except BaseException:
@@ -301,7 +301,12 @@ def _open_bundle(path: Path, base: Path | None = None) -> OpenedSource:
     handle, check, transcripts = bundle_adapter.open_bundle(path)
     try:
         label = _part_label(path, SourceKind.BUNDLE, base)
-        parts = tuple(SourcePart(label, t, SourceKind.TRANSCRIPT, True, path, check) for t in transcripts)
+        # Messages name a file inside the bundle ("case.zip: session/session.jsonl.zstd"), never the extraction.
+        name = os.path.relpath(path, base) if base is not None else path.name
+        parts = tuple(
+            SourcePart(label, t, SourceKind.TRANSCRIPT, True, path, check, shown_as=f"{name}: {member}")
+            for t, member in transcripts
+        )
     except BaseException:
         bundle_adapter.remove_extraction(handle)
         raise
