@@ -381,3 +381,58 @@ def test_cancelling_a_slow_open_shows_nothing_and_cleans_up(
     qtbot.waitUntil(lambda: closed == [bundle], timeout=WAIT_MS)
     assert w.sources.current is None and w.controller.root is None
     assert not w.progress.busy
+
+
+def case_folder(arun: Any, tmp: Path) -> Path:
+    """A customer's case folder: a bundle and two renamed transcripts, each of another session."""
+    case = tmp / "case"
+    case.mkdir()
+
+    async def write(root: Path, sid: str) -> Path:
+        store = JsonlSessionPersistence(root, compression="zstd")
+        try:
+            await store.create({"id": sid, "createdAt": 1767600000000, "cwd": f"/proj/{sid}"})
+            await store.append(sid, make_turn(0, 1, f"prompt of {sid}"))
+        finally:
+            await store.close()
+        (found,) = root.rglob("session.jsonl.zstd")
+        return found
+
+    shutil.move(received_bundle(arun, tmp), case / "case.zip")
+    shutil.copy2(arun(write(tmp / "a-root", "part-a")), case / "customer log.txt")
+    shutil.copy2(arun(write(tmp / "b-root", "part-b")), case / "transcript(1).zst")
+    for p in case.iterdir():
+        _aged(p)
+    return case
+
+
+def test_every_part_of_a_case_folder_is_reachable_from_the_part_chooser(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path
+) -> None:
+    case = case_folder(arun, tmp_path)
+    w = make_window()
+    w.sources.open(str(case))
+    opened(qtbot, w)  # the first part, the bundle: its session and its check
+    box = w.sources.part_box
+    assert w.sources.part_chooser.isVisible()
+    labels = [box.itemText(i) for i in range(box.count())]
+    assert labels == ["case.zip — support bundle", "customer log.txt — transcript", "transcript(1).zst — transcript"]
+    assert "case.zip — support bundle" in w.windowTitle() and "3 parts" in w.windowTitle()
+    assert w.sources.check_banner.isVisible() and "every file matches its manifest" in w.sources.check_banner.text()
+    for index, sid, label in ((2, "part-b", labels[2]), (1, "part-a", labels[1]), (0, SID, labels[0])):
+        box.setCurrentIndex(index)
+        box.activated.emit(index)  # what a click on the entry delivers
+        qtbot.waitUntil(lambda sid=sid: w.session_model.find_id(sid) is not None, timeout=WAIT_MS)
+        wait_listed(qtbot, w)
+        assert [r.session_id for r in w.session_model.rows()] == [sid]
+        row = w.session_model.find_id(sid)
+        w.list_pane.select_key(row.key)
+        wait_opened(qtbot, w, row.key)
+        assert label in w.windowTitle() and label in w.root_label.text() and "read-only" in w.root_label.text()
+        assert w.sources.check_banner.isVisible() == (index == 0)  # a transcript part has no bundle check
+        for action in (w.menus.repair, w.menus.fork_last, w.menus.resume):  # every part is received: never written
+            assert not action.isEnabled() and "never written" in action.toolTip(), action.text()
+    # Another source replaces the case folder: the chooser goes away.
+    w.sources.open(str(tmp_path / "a-root"))
+    qtbot.waitUntil(lambda: w.session_model.find_id("part-a") is not None and w.sources.current is not None, timeout=WAIT_MS)
+    assert not w.sources.part_chooser.isVisible()

@@ -4,8 +4,13 @@ Why a module of its own: "open anything" (issue 23) is one path for every way in
 names becomes an ``app.sources.OpenedSource`` off the GUI thread (a bundle is extracted and every
 file hashed: progress in the status bar, Esc or its Cancel button abandons it), then the window shows
 its first part through ``MainWindow.open_root`` with the part's own store opener (read-only parts
-refuse every write).  A received source (a transcript, a bundle, a case folder) is read-only: the
-session actions offer "Repair a copy …" / "Fork into …" instead of writing (``SessionActions.read_only``).
+refuse every write).  A case folder of several parts (two transcripts and a bundle, say) gets a part
+chooser at the right of the status bar (shown whatever message the bar holds): choosing a part shows
+its sessions, and the title and status bar name the part shown ("case — case folder, 3 parts · customer log.txt — transcript").
+One part at a time, because each part is its own store (its own list, search index and liveness);
+a case folder holds a handful, so one choice away is close enough.  A received source (a transcript,
+a bundle, a case folder) is read-only: the session actions offer "Repair a copy …" / "Fork into …"
+instead of writing (``SessionActions.read_only``).
 A bundle whose files do not match its manifest still opens, with the mismatch in a banner above the
 tabs.  The recent list keeps the path the user opened (the ``.zip``), never a bundle's extraction,
 and the extraction is removed when another source replaces it or the window closes.
@@ -26,7 +31,7 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow
+from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QWidget
 
 from app.gui import theme
 from app.gui.runtime.jobs import Jobs
@@ -34,7 +39,16 @@ from app.gui.runtime.viewer_store import open_for_viewing
 from app.gui.runtime.worker_threads import Progress
 from app.gui.settings import AppSettings
 from app.gui.views.progress_panel import ProgressPanel
-from app.sources import RECEIVED_KINDS, OpenedSource, SourceError, close_source, open_part_store, open_source
+from app.sources import (
+    RECEIVED_KINDS,
+    OpenedSource,
+    SourceError,
+    SourceKind,
+    SourcePart,
+    close_source,
+    open_part_store,
+    open_source,
+)
 from app.sources.model import check_words
 from persistence import CoordinatedPersistence, SessionPersistenceError
 
@@ -117,6 +131,21 @@ class WindowSources(QObject):
         self.check_banner.setWordWrap(True)
         self.check_banner.setTextFormat(Qt.TextFormat.RichText)
         self.check_banner.hide()
+        # The part shown of a case folder of several parts (hidden otherwise), beside the root label.
+        self.part_index = 0
+        self.part_box = QComboBox(window.qwindow)
+        self.part_box.setObjectName("sourcePartChooser")
+        self.part_box.setToolTip("This case folder holds several parts: choose the one whose sessions to show")
+        self.part_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.part_box.activated.connect(self.show_part)
+        # Permanent: a transient status message must not hide the way to the other parts.
+        self.part_chooser = QWidget(window.qwindow)
+        row = QHBoxLayout(self.part_chooser)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Part:", self.part_chooser))
+        row.addWidget(self.part_box)
+        self.part_chooser.hide()
+        window.qwindow.statusBar().addPermanentWidget(self.part_chooser)
 
     # ------------------------------------------------------------ what is open
 
@@ -128,7 +157,19 @@ class WindowSources(QObject):
         """``case.zip — support bundle, verified``: the title bar's and status bar's words for a received
         source (None for a root or store the user keeps: the window names its path and backend)."""
         src = self.current
-        return src.label() if src is not None and src.kind in RECEIVED_KINDS else None
+        if src is None or src.kind not in RECEIVED_KINDS:
+            return None
+        part = self.shown_part()
+        if src.kind is SourceKind.CASE_FOLDER and part is not None:
+            return f"{src.label()} · {part.label}"
+        return src.label()
+
+    def shown_part(self) -> SourcePart | None:
+        """The part of the open source the window shows (None: no source, or one without parts)."""
+        src = self.current
+        if src is None or not src.parts:
+            return None
+        return src.parts[min(self.part_index, len(src.parts) - 1)]
 
     def recent_path(self, root: str) -> str:
         """What File > Open Recent keeps for the window's root: the path the user opened."""
@@ -210,27 +251,54 @@ class WindowSources(QObject):
             self.progress.untrack(progress)
             self._opening = None
         self._replace(src)
-        part = src.parts[0] if src.parts else None
-        if part is None:
+        if not src.parts:
             self.window.show_source_failure(path, f"{src.label()} holds no session store")
             return
-        self._show_check(src)
+        self._fill_parts(src)
         if len(src.parts) > 1:
-            self.window.show_status(f"{src.label()}: showing {part.label} ({len(src.parts)} parts)", 15_000)
+            self.window.show_status(
+                f"{src.label()}: showing {src.parts[0].label}; choose another part at the right of the status bar", 15_000
+            )
+        self._open_part(0, session=session, seq=seq)
+
+    def show_part(self, index: int) -> None:
+        """Show the sessions of part ``index`` of the open source (the part chooser's choice)."""
+        src = self.current
+        if src is None or not 0 <= index < len(src.parts) or index == self.part_index:
+            return
+        self._open_part(index)
+
+    def _fill_parts(self, src: OpenedSource) -> None:
+        self.part_box.blockSignals(True)
+        self.part_box.clear()
+        for part in src.parts:
+            self.part_box.addItem(part.label, os.fspath(part.origin))
+        self.part_box.blockSignals(False)
+        self.part_chooser.setVisible(len(src.parts) > 1)
+
+    def _open_part(self, index: int, *, session: str | None = None, seq: int | None = None) -> None:
+        src = self.current
+        assert src is not None
+        self.part_index = index
+        part = src.parts[index]
+        if self.part_box.currentIndex() != index:
+            self.part_box.setCurrentIndex(index)
+        self._show_check(src, part)
         store_path = str(part.store_path)
         # A received part refuses every write; a root or store the user keeps is opened as the viewer
         # always opens one (read-only too: a viewer never changes what it shows).
         opener = (lambda: open_part_store(part)) if part.read_only else (lambda: open_for_viewing(store_path))
         self.window.open_root(store_path, session=session, seq=seq, opener=opener)
 
-    def _show_check(self, src: OpenedSource) -> None:
-        """Our check of a bundle beside the sender's verdict: a quiet line when it holds, every finding when not."""
-        check = src.bundle_check
+    def _show_check(self, src: OpenedSource, part: SourcePart) -> None:
+        """Our check of a bundle beside the sender's verdict: a quiet line when it holds, every finding when not
+        (a case folder's bundle part: that bundle's check)."""
+        check = src.bundle_check if src.bundle_check is not None else part.check
         if check is None:
             self.check_banner.hide()
             return
         lines = check_lines(check)
-        name = html.escape(src.path.name)
+        name = html.escape(src.path.name if src.bundle_check is not None else part.origin.name)
         if getattr(check, "ok", False):
             count = getattr(check, "files_checked", None)
             ours = f"✓ {name}: every file matches its manifest" + (f" ({count} checked)" if isinstance(count, int) else "")
@@ -249,8 +317,10 @@ class WindowSources(QObject):
 
     def _replace(self, src: OpenedSource | None) -> None:
         old, self.current = self.current, src
+        self.part_index = 0
         if src is None:
             self.check_banner.hide()
+            self.part_chooser.hide()
         if old is not None and old is not src:
             self.jobs.spawn(_close(old), name=f"close {old.path}", key=f"close-source-{id(old)}")
 
