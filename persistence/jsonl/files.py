@@ -86,7 +86,6 @@ def read_stable_view(path: str, token: CancelToken) -> Iterator[tuple[memoryview
     The view is valid only inside the ``with``: its buffer is reused by the next read.  Callers copy
     what they keep (``str(view, ...)`` decodes straight from it).
     """
-    global _scratch
     owned = _scratch_lock.acquire(blocking=False)
     try:
         while True:
@@ -95,12 +94,7 @@ def read_stable_view(path: str, token: CancelToken) -> Iterator[tuple[memoryview
             before = revision_of(st)
             # One byte more than the size stat'ed: a read that fills it met a file that grew meanwhile.
             want = st.st_size + 1
-            if owned and want <= SCRATCH_KEEP_BYTES:
-                if len(_scratch) < want:  # room for a followed session's next appends too
-                    _scratch = bytearray(min(SCRATCH_KEEP_BYTES, want + want // 4))
-                buf = _scratch
-            else:
-                buf = bytearray(want)
+            buf = _scratch_of(want) if owned else bytearray(want)
             n = _read_into(path, buf, want)
             after = revision_of(os.stat(path))
             if before == after and n < want:
@@ -114,6 +108,65 @@ def read_stable_view(path: str, token: CancelToken) -> Iterator[tuple[memoryview
     finally:
         if owned:
             _scratch_lock.release()
+
+
+@contextmanager
+def scratch_buffer(want: int) -> Iterator[bytearray]:
+    """A buffer of at least ``want`` bytes, the kept one when it is free (see ``SCRATCH_KEEP_BYTES``).
+
+    Its bytes past what the caller writes are left over from earlier reads: use only what you wrote.
+    """
+    owned = _scratch_lock.acquire(blocking=False)
+    try:
+        yield _scratch_of(want) if owned else bytearray(want)
+    finally:
+        if owned:
+            _scratch_lock.release()
+
+
+def _scratch_of(want: int) -> bytearray:
+    """The kept buffer grown to ``want`` bytes, or a buffer of its own past the kept size (lock held)."""
+    global _scratch
+    if want > SCRATCH_KEEP_BYTES:
+        return bytearray(want)
+    if len(_scratch) < want:  # room for a followed session's next appends too
+        _scratch = bytearray(min(SCRATCH_KEEP_BYTES, want + want // 4))
+    return _scratch
+
+
+# Plaintext room a zstd transcript's text is first decoded into, per compressed byte: JSONL compresses
+# ~5x at level 3 (the 202k-event log: 0.95 MB to 5.0 MB; the fixtures' frames at most 8.6x).  Text
+# that does not fit is decoded again into a bytes of its own; a transcript whose room would pass
+# ``SCRATCH_KEEP_BYTES`` goes there directly.
+ZSTD_TEXT_ROOM = 12
+
+
+def transcript_text(path: str, compression: str, token: CancelToken) -> tuple[str, bytes]:
+    """(the transcript's plaintext as lossy UTF-8, its bytes before the first newline) for ``read_raw``:
+    a torn final zstd frame left out, a header-less zstd log refused (``SessionStorageCorruptError``).
+
+    Decoded from the kept buffer (no bytes of the text's size); the header bytes are a copy.
+    """
+    if compression != "zstd":
+        with read_stable_view(path, token) as (view, _rev):
+            text = str(view, "utf-8", "replace")
+            return text, first_line_of(view, text)
+    data, _rev = read_stable(path, token)
+    bounds: list[int] = []
+    ranges, _torn = frames.scan_frames(data, bounds=bounds)
+    if not ranges:
+        raise SessionStorageCorruptError("empty or header-less Zstandard session log")
+    room = len(data) * ZSTD_TEXT_ROOM
+    if room <= SCRATCH_KEEP_BYTES:
+        with scratch_buffer(room) as buf:
+            n = frames.decode_frames_into(data, ranges, bounds, buf)
+            if n is not None:
+                with memoryview(buf) as whole, whole[:n] as view:
+                    text = str(view, "utf-8", "replace")
+                    return text, first_line_of(view, text)
+    plain = frames.decode_frames(data, ranges, bounds)  # one decoder across the frames when they allow
+    nl = plain.find(b"\n")
+    return plain.decode("utf-8", "replace"), plain if nl < 0 else plain[:nl]
 
 
 def first_line_of(view: memoryview, text: str) -> bytes:

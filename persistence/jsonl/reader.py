@@ -18,14 +18,13 @@ from persistence.errors import SessionLayoutError, SessionPersistenceError, Sess
 from persistence.jsonl import discovery, extend, frames
 from persistence.jsonl.entries import list_jsonl_root
 from persistence.jsonl.files import (
-    first_line_of,
     read_first_line,
     read_from,
     read_stable,
     read_stable_from,
-    read_stable_view,
     revision_of,
     revision_stamp,
+    transcript_text,
 )
 from persistence.jsonl.parse import (
     count_intact_records,
@@ -461,21 +460,7 @@ class JsonlReader(StorageBackend):
         path = self.find_log(session_id)
         if path is None:
             return None
-        if self.compression == "zstd":
-            data, _rev = read_stable(path, token)
-            bounds: list[int] = []
-            ranges, _torn = frames.scan_frames(data, bounds=bounds)
-            if not ranges:
-                raise SessionStorageCorruptError("empty or header-less Zstandard session log")
-            plain = frames.decode_frames(data, ranges, bounds)  # one decoder across the frames when they allow
-            text = plain.decode("utf-8", "replace")
-            nl = plain.find(b"\n")
-            first = plain if nl < 0 else plain[:nl]
-        else:
-            # Decoded straight from a reused buffer: no bytes object of the file's size (see files).
-            with read_stable_view(path, token) as (view, _rev):
-                text = str(view, "utf-8", "replace")
-                first = first_line_of(view, text)
+        text, first = transcript_text(path, self.compression, token)
         meta, problem = discovery.read_listing_header(first)
         if problem is not None:  # a header no caller could print (a number outside JSON's range)
             raise SessionStorageCorruptError(f'corrupt session log: invalid header line in "{path}" ({problem})')

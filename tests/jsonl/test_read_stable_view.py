@@ -1,7 +1,9 @@
-"""``read_stable_view`` gives what ``read_stable`` gives, from a buffer reused across reads (issue 25 item 4).
+"""``read_raw``'s text comes from a buffer reused across reads and equals what it was (issue 25 item 4).
 
-Why: a plain ``read_raw`` now decodes its text straight from a kept buffer instead of a fresh ``bytes``
-of the file's size (the page faults of that allocation were a third of the read).  A reused buffer
+Why: ``read_raw`` now decodes its text straight from a kept buffer (the file's bytes for a plain log,
+the frames' plaintext for a zstd one) instead of a fresh ``bytes`` of that size: the page faults of
+that allocation were a third of the read.  ``read_stable_view`` must give what ``read_stable`` gives,
+``decode_frames_into`` what ``decode_frames`` gives, ``transcript_text`` what the former decoding gave.  A reused buffer
 must never leak a previous, longer file's bytes, must serve two threads at once, and the header found
 in it must be the bytes before the first newline, whatever the text's encoding.
 """
@@ -12,12 +14,13 @@ import threading
 from pathlib import Path
 
 import pytest
+import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from persistence.backend import CancelToken
-from persistence.errors import SessionAbortedError
-from persistence.jsonl import files
+from persistence.errors import SessionAbortedError, SessionStorageCorruptError
+from persistence.jsonl import files, frames
 from persistence.jsonl.files import first_line_of, read_stable, read_stable_view
 
 
@@ -124,3 +127,109 @@ def test_first_line_of_finds_a_newline_past_one_chunk() -> None:
     data = "é".encode() * files.HEADER_CHUNK + b"\nrest"
     with memoryview(data) as view:
         assert first_line_of(view, data.decode()) == "é".encode() * files.HEADER_CHUNK
+
+
+# ---------------------------------------------------------------- zstd text into the kept buffer
+
+
+def _frame(plain: bytes, content_size: bool) -> bytes:
+    c = zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=content_size)
+    if content_size:
+        return c.compress(plain)
+    obj = c.compressobj()
+    return obj.compress(plain) + obj.flush()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    parts=st.lists(st.binary(min_size=1, max_size=300), min_size=1, max_size=6),
+    sized=st.lists(st.booleans(), min_size=6, max_size=6),
+    room=st.integers(0, 2000),
+    flip=st.one_of(st.none(), st.tuples(st.integers(0, 5), st.floats(0, 1))),
+)
+def test_decode_frames_into_writes_what_decode_frames_returns(
+    parts: list[bytes], sized: list[bool], room: int, flip: tuple[int, float] | None
+) -> None:
+    """Whatever it writes is ``decode_frames``' plaintext; None (never a part) when it cannot, so the
+    caller's fallback decodes it (and names any damage) as before."""
+    data = b"".join(_frame(p, c) for p, c in zip(parts, sized, strict=False))
+    bounds: list[int] = []
+    ranges, _torn = frames.scan_frames(data, bounds=bounds)
+    if flip is not None:
+        start, end = ranges[flip[0] % len(ranges)]
+        buf = bytearray(data)
+        buf[start + 4 + min(end - start - 5, int(flip[1] * (end - start - 4)))] ^= 0x21
+        data = bytes(buf)
+        bounds = []
+        try:
+            if frames.scan_frames(data, bounds=bounds)[0] != ranges:
+                return  # the flip changed the structure: another log, not this property
+        except SessionStorageCorruptError:
+            return
+    out = bytearray(b"\xee" * room)
+    n = frames.decode_frames_into(data, ranges, bounds, out)
+    try:
+        want = frames.decode_frames(data, ranges, bounds)
+    except SessionStorageCorruptError:
+        assert n is None
+        return
+    if n is not None:
+        assert bytes(out[:n]) == want
+    elif flip is None and len(ranges) > 1:
+        # an intact multi-frame log is refused only for want of room, or a frame the scan could not bound
+        assert len(want) > room or min(bounds) < 0
+
+
+def _write_zstd(path: Path, plains: list[bytes]) -> None:
+    path.write_bytes(b"".join(frames.compress_frame(p) for p in plains))
+
+
+def _reference_text(path: Path, compression: str) -> tuple[str, bytes]:
+    """``read_raw``'s text and header bytes as they were computed before the kept buffer."""
+    data = path.read_bytes()
+    if compression == "zstd":
+        bounds: list[int] = []
+        ranges, _torn = frames.scan_frames(data, bounds=bounds)
+        if not ranges:
+            raise SessionStorageCorruptError("empty or header-less Zstandard session log")
+        data = frames.decode_frames(data, ranges, bounds)
+    nl = data.find(b"\n")
+    return data.decode("utf-8", "replace"), data if nl < 0 else data[:nl]
+
+
+@pytest.mark.parametrize("keep", [16 * 1024 * 1024, 1, 300])
+def test_transcript_text_equals_the_former_decoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: int) -> None:
+    monkeypatch.setattr(files, "SCRATCH_KEEP_BYTES", keep)  # 1 and 300: too small, the bytes path
+    header = '{"type":"session","version":0,"id":"é"}\n'.encode()
+    lines = [b'{"seq":%d,"t":"%s"}\n' % (i, ("x\xc3\xa9\xff" * i).encode("latin-1")) for i in range(40)]
+    cases: dict[str, list[bytes]] = {
+        "many": [header, *lines],
+        "header only": [header],
+        "no newline": [b'{"type":"session"}'],
+        "compressible": [header, b'{"seq":0}\n' * 5000],  # more than ZSTD_TEXT_ROOM x its frames
+    }
+    token = CancelToken()
+    for name, plains in cases.items():
+        z, p = tmp_path / f"{name}.zstd", tmp_path / f"{name}.jsonl"
+        _write_zstd(z, plains)
+        p.write_bytes(b"".join(plains))
+        assert files.transcript_text(str(z), "zstd", token) == _reference_text(z, "zstd"), name
+        assert files.transcript_text(str(p), "none", token) == _reference_text(p, "none"), name
+    torn = tmp_path / "torn.zstd"
+    _write_zstd(torn, [header, *lines])
+    with open(torn, "ab") as f:
+        f.write(frames.compress_frame(b'{"seq":40}\n')[:-3])
+    assert files.transcript_text(str(torn), "zstd", token) == _reference_text(torn, "zstd")
+    empty = tmp_path / "empty.zstd"
+    empty.write_bytes(b"")
+    with pytest.raises(SessionStorageCorruptError, match="empty or header-less Zstandard session log"):
+        files.transcript_text(str(empty), "zstd", token)
+    damaged = tmp_path / "damaged.zstd"
+    raw = bytearray(b"".join(frames.compress_frame(x) for x in [header, *lines]))
+    raw[-1] ^= 1  # the last frame's checksum
+    damaged.write_bytes(bytes(raw))
+    with pytest.raises(SessionStorageCorruptError) as got:
+        files.transcript_text(str(damaged), "zstd", token)
+    with pytest.raises(SessionStorageCorruptError) as want:
+        _reference_text(damaged, "zstd")
+    assert str(got.value) == str(want.value)
