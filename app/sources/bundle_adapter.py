@@ -9,7 +9,6 @@ May import the standard library, ``app.sources``' own modules and the public ``p
 from __future__ import annotations
 
 import importlib
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +42,12 @@ def is_bundle(path: Path) -> bool:
 
 
 def remove_extraction(handle: object) -> None:
-    """Remove a bundle's extraction, or a folder the opener made (a received store's copy); idempotent."""
+    """Remove a bundle's extraction, or a folder the opener made (a received store's copy), with the
+    caches made of their files; idempotent."""
     if isinstance(handle, Path):
-        shutil.rmtree(handle, ignore_errors=True)
+        from app.sources.bundle_extractions import release
+
+        release(handle)
         return
     module = _bundle()
     if isinstance(handle, module.OpenedBundle):

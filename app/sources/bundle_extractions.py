@@ -4,10 +4,14 @@ Why its own module: the engine needs a file path to read a transcript, so a bund
 the cache folder (``app.paths.cache_dir()/bundles/<unique>``, 0700).  Each extraction holds an advisory
 lock on ``<unique>.lock`` while open; it is removed by ``release`` (``close_bundle``), at interpreter
 exit, on any failure while opening, and, after a crash, by the next ``sweep``: a lock nobody holds
-marks an extraction whose process is gone (a half-made lock older than an hour is litter).  Split out
+marks an extraction whose process is gone (a half-made lock older than an hour is litter).  Removing
+an extraction removes the caches made of its files too (search index, diagnosis and statistics
+caches: ``app.sources.derived_caches``).  A received SQLite store's private copy (``received/``) is
+claimed, released and swept the same way.  Split out
 of ``app.sources.bundle`` when that file passed 600 lines (825).
 
-May import the standard library, ``app.paths`` and ``app.sources.bundle_check``; never Qt.
+May import the standard library, ``app.paths``, ``app.sources.bundle_check`` and
+``app.sources.derived_caches``; never Qt.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 
 from app.paths import cache_dir
 from app.sources.bundle_check import BundleError
+from app.sources.derived_caches import cache_files_of, files_below, remove_cache_files
 
 try:  # POSIX: an advisory lock marks a live extraction; Windows refuses to delete an open file instead
     import fcntl
@@ -77,13 +82,22 @@ def claim(base: Path) -> tuple[Path, int]:
     return folder, fd
 
 
-def release(folder: Path) -> None:
+def release(folder: Path, *, at_exit: bool = False) -> None:
+    """Remove the extraction ``folder``, its lock and the caches made of its files (idempotent)."""
     with _lock:
         fd = _held.pop(folder, None)
-    shutil.rmtree(folder, ignore_errors=True)
+    _remove(folder, at_exit=at_exit)
     (folder.parent / f"{folder.name}.lock").unlink(missing_ok=True)
     if fd is not None:
         os.close(fd)
+
+
+def _remove(folder: Path, *, at_exit: bool = False) -> None:
+    """The folder, then every cache file the window or the command line made of a file in it
+    (``app.sources.derived_caches``: a search index, a diagnosis or statistics cache)."""
+    caches = cache_files_of(files_below(folder), loaded_only=at_exit) if folder.is_dir() else []
+    shutil.rmtree(folder, ignore_errors=True)
+    remove_cache_files(caches)
 
 
 def sweep(base: Path) -> None:
@@ -113,7 +127,7 @@ def sweep(base: Path) -> None:
                 path.unlink()
             except OSError:
                 continue
-            shutil.rmtree(folder, ignore_errors=True)
+            _remove(folder)
             continue
         try:
             fd = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -122,7 +136,7 @@ def sweep(base: Path) -> None:
         try:
             if not try_lock(fd):
                 continue  # a live SessionScope has it open
-            shutil.rmtree(folder, ignore_errors=True)
+            _remove(folder)
             path.unlink(missing_ok=True)
         finally:
             os.close(fd)
@@ -134,7 +148,7 @@ def _release_all() -> None:
     with _lock:
         folders = list(_held)
     for folder in folders:
-        release(folder)
+        release(folder, at_exit=True)
 
 
 __all__ = ["EXTRACTIONS_DIR", "STALE_TEMP_SECONDS", "claim", "extractions_root", "release", "sweep"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,11 +269,15 @@ def _walk_sources(folder: Path, base: Path, depth: int = 0, seen: list[int] | No
 def _private_copy(db: Path) -> Path:
     """A copy of the SQLite store ``db`` (with its ``-wal`` and ``-journal``, which hold committed or
     rolled-back pages) in a new private folder below the cache folder; the caller removes the folder."""
-    from app.paths import cache_dir
+    from app.sources.bundle_extractions import claim, extractions_root, release, sweep
 
-    base = Path(cache_dir()) / RECEIVED_DIR
-    base.mkdir(mode=0o700, parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="store-", dir=base))
+    # Claimed like a bundle's extraction (a locked folder): a crash's copy is swept by the next open.
+    base = extractions_root().parent / RECEIVED_DIR
+    sweep(base)
+    try:
+        folder, _fd = claim(base)
+    except (OSError, SessionPersistenceError) as err:
+        raise SourceError(f"cannot copy {db} into the cache folder {base}: {err}") from None
     try:
         target = folder / db.name
         copies = [(db, target)]
@@ -286,7 +289,7 @@ def _private_copy(db: Path) -> Path:
             shutil.copyfile(src, dst)
             os.chmod(dst, 0o600)  # a store may hold secrets, and the engine wants a private file
     except OSError as err:
-        shutil.rmtree(folder, ignore_errors=True)
+        release(folder)
         raise SourceError(f"cannot read {db}: {err.strerror or err}") from None
     return target
 

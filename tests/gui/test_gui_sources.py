@@ -436,3 +436,20 @@ def test_every_part_of_a_case_folder_is_reachable_from_the_part_chooser(
     w.sources.open(str(tmp_path / "a-root"))
     qtbot.waitUntil(lambda: w.session_model.find_id("part-a") is not None and w.sources.current is not None, timeout=WAIT_MS)
     assert not w.sources.part_chooser.isVisible()
+
+
+def test_a_closed_bundle_leaves_no_search_index_behind(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
+    """Each open is a new extraction, so a new index file: it goes when the bundle is replaced (issue 23 gap 2)."""
+    from app.sources.derived_caches import cache_files_of
+
+    bundle = received_bundle(arun, tmp_path)
+    w = make_window()
+    w.sources.open(str(bundle))
+    opened(qtbot, w)
+    part = w.sources.current.parts[0]
+    caches = cache_files_of([part.store_path])
+    w.search.controller.update_index()
+    qtbot.waitUntil(lambda: any(os.path.exists(f) for f in caches), timeout=WAIT_MS)
+    w.sources.open(str(tmp_path / "sender-root"))  # another source replaces the bundle
+    qtbot.waitUntil(lambda: not part.store_path.exists(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not any(os.path.exists(f) for f in caches), timeout=WAIT_MS)

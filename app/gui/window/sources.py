@@ -13,7 +13,9 @@ a bundle, a case folder) is read-only: the session actions offer "Repair a copy 
 instead of writing (``SessionActions.read_only``).
 A bundle whose files do not match its manifest still opens, with the mismatch in a banner above the
 tabs.  The recent list keeps the path the user opened (the ``.zip``), never a bundle's extraction,
-and the extraction is removed when another source replaces it or the window closes.
+and the extraction is removed when another source replaces it or the window closes, with the search
+index, diagnosis and statistics caches made of it (they would pile up: a new extraction path, so a
+new cache file, on every open).
 
 May import: PySide6, ``app.sources`` (Qt-free), ``runtime`` and the window's own modules; never
 ``window.main_window`` (the window is handed in as ``SourceWindow``).
@@ -49,6 +51,7 @@ from app.sources import (
     open_part_store,
     open_source,
 )
+from app.sources.derived_caches import cache_files_of, remove_cache_files
 from app.sources.model import check_words
 from persistence import CoordinatedPersistence, SessionPersistenceError
 
@@ -56,6 +59,8 @@ log = logging.getLogger(__name__)
 # A bundle's check above the tabs: (foreground, background) theme roles and padding.
 OK_STYLE = ("status.ok", "banner.bg", "3px 8px")
 MISMATCH_STYLE = ("status.corrupt", "status.corrupt.bg", "4px 8px")
+# After a source closed, its caches are removed once more this much later (an index thread closes in ms).
+RETIRED_CACHE_RECHECK_S = 5.0
 
 
 def banner_style(kind: tuple[str, str, str]) -> str:
@@ -125,6 +130,7 @@ class WindowSources(QObject):
         self.current: OpenedSource | None = None  # what the window shows (None: a root opened directly)
         self.file_dialog: QFileDialog | None = None  # the chooser on screen (tests drive it)
         self._opening: Progress | None = None
+        self._retired_caches: list[str] = []  # removed again at shutdown (see ``_close_retired``)
         progress.cancel_requested.connect(self.cancel)
         # The bundle check's findings, above the content tabs (hidden when there are none).
         self.check_banner = QLabel(window.qwindow)
@@ -322,13 +328,30 @@ class WindowSources(QObject):
             self.check_banner.hide()
             self.part_chooser.hide()
         if old is not None and old is not src:
-            self.jobs.spawn(_close(old), name=f"close {old.path}", key=f"close-source-{id(old)}")
+            self._retired_caches += _caches_of(old)
+            self.jobs.spawn(self._close_retired(old), name=f"close {old.path}", key=f"close-source-{id(old)}")
+
+    async def _close_retired(self, src: OpenedSource) -> None:
+        """Remove what opening ``src`` made, then its caches once more after a while: the window's index
+        thread of that source may still have been closing (and writing its index) when it was removed."""
+        await _close(src)
+        await asyncio.sleep(RETIRED_CACHE_RECHECK_S)
+        await asyncio.get_running_loop().run_in_executor(None, remove_cache_files, _caches_of(src))
 
     async def close(self) -> None:
-        """On shutdown: the open source's extraction is removed."""
+        """On shutdown (the window's features are closed by now): the open source's extraction is removed,
+        and every cache made of a source of this window that was ours alone (``app.sources.derived_caches``)."""
         src, self.current = self.current, None
         if src is not None:
+            self._retired_caches += _caches_of(src)
             await _close(src)
+        caches, self._retired_caches = self._retired_caches, []
+        await asyncio.get_running_loop().run_in_executor(None, remove_cache_files, caches)
+
+
+def _caches_of(src: OpenedSource) -> list[str]:
+    """The cache files the window may make of the parts of ``src`` that are ours (an extraction, a copy)."""
+    return cache_files_of(p.store_path for p in src.parts if p.shown_as is not None)
 
 
 async def _close(src: OpenedSource) -> None:
