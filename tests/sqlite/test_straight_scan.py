@@ -17,7 +17,7 @@ from sessionkit import one_turn_log, step_start, text_delta, tool_delta, turn_en
 from persistence.model.jsontext import MAX_SAFE_INTEGER
 from persistence.sqlite.packing import encode_batch
 from persistence.sqlite.rows import Row, ScanResult, scan_rows, scan_rows_reference
-from persistence.sqlite.straight_scan import straight_items
+from persistence.sqlite.straight_scan import _digit_run_cells, straight_items
 from persistence.sqlite.varint import encode_seqs
 
 
@@ -74,6 +74,26 @@ def test_big_integers_are_rounded_like_the_reference() -> None:
     assert fast is not None
     assert fast[i]["data"] == {"turn": 12345678901234567891.0} and type(fast[i]["data"]["turn"]) is float
     assert _outcome(scan_rows, rows) == _outcome(scan_rows_reference, rows)
+
+
+@pytest.mark.parametrize("note", ["ascii", "caf\u00e9"])
+def test_one_long_number_among_many_cells(note: str) -> None:
+    rows = _rows()
+    scalars = [i for i, r in enumerate(rows) if r[6] != 0 and type(r[3]) is str]
+    first, last = scalars[0], scalars[-1]
+    rows[first] = (*rows[first][:3], '{"id":9007199254740993,"n":"' + note + '"}', *rows[first][4:])
+    rows[last] = (*rows[last][:3], '{"ok":123456789012345,"t":"1234567890123456"}', *rows[last][4:])
+    fast = straight_items(rows, 0)
+    assert fast is not None
+    assert fast[first]["data"]["id"] == 9007199254740992.0
+    assert _outcome(scan_rows, rows) == _outcome(scan_rows_reference, rows)
+
+
+def test_digit_runs_are_traced_to_their_cells() -> None:
+    texts = ["a", "1234567890123456", "x 12345678901234567 y 99999999999999999", "123456789012345", "7" * 15]
+    assert _digit_run_cells(texts) == {id(texts[1]), id(texts[2])}
+    assert _digit_run_cells(["short", "1" * 15]) == set()
+    assert _digit_run_cells(["\u00e9", "1" * 16]) is None
 
 
 def test_suffix_base() -> None:
