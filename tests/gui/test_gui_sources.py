@@ -453,3 +453,30 @@ def test_a_closed_bundle_leaves_no_search_index_behind(qtbot: Any, make_window: 
     w.sources.open(str(tmp_path / "sender-root"))  # another source replaces the bundle
     qtbot.waitUntil(lambda: not part.store_path.exists(), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: not any(os.path.exists(f) for f in caches), timeout=WAIT_MS)
+
+
+def test_a_bundle_whose_transcript_lists_nothing_says_so_by_its_name_with_its_check(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path
+) -> None:
+    """A tampered header lists no session: the empty list names the bundle (never the extraction in the
+    cache folder) and shows the check whose banner the empty list hides (issue 23 gap 3)."""
+    import zstandard
+
+    bundle = received_bundle(arun, tmp_path)
+    bad = tmp_path / "bad-header.zip"
+    with zipfile.ZipFile(bundle) as src, zipfile.ZipFile(bad, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.startswith("session/"):
+                plain = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+                data = zstandard.ZstdCompressor().compress(plain.replace(b'"type":"session"', b'"type":"sessi"', 1))
+            dst.writestr(info, data)
+    w = make_window()
+    w.sources.open(str(bad))
+    qtbot.waitUntil(lambda: w.sources.current is not None, timeout=WAIT_MS)
+    wait_listed(qtbot, w)
+    qtbot.waitUntil(lambda: "No sessions in" in w.list_pane.empty_label.text(), timeout=WAIT_MS)
+    text = w.list_pane.empty_label.text()
+    assert "bad-header.zip — support bundle" in text and "NOT verified" in text
+    assert "session/session.jsonl.zstd: its SHA-256 does not match the manifest" in text
+    assert os.sep + "bundles" + os.sep not in text and str(w.sources.current.parts[0].store_path) not in text

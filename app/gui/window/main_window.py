@@ -333,6 +333,7 @@ class MainWindow(QMainWindow):
 
     def _root_failed(self, message: str) -> None:
         # Kept until the next root opens: the "0 sessions" of the finished listing must not replace it.
+        message = self.sources.shown(message)  # a bundle's file by its name in the bundle, not our extraction
         self.root_error = message
         if self.session_model.total:  # rows already shown stay; the error goes to the status bar
             self.statusBar().showMessage(message)
@@ -370,7 +371,7 @@ class MainWindow(QMainWindow):
         if self.root_error:
             self.statusBar().showMessage(self.root_error)
         elif count == 0 and root and os.path.exists(root):
-            self.list_pane.show_empty(f"No sessions in {html.escape(root)} yet.")
+            self.list_pane.show_empty(self.sources.empty_text() or f"No sessions in {html.escape(root)} yet.")
         self.counts.update()
         want = self._want_session
         self._want_session = None

@@ -170,6 +170,25 @@ class WindowSources(QObject):
             return f"{src.label()} · {part.label}"
         return src.label()
 
+    def shown(self, text: str) -> str:
+        """``text`` naming the open source's files as the user knows them (``case.zip: session/…``),
+        never our extraction of them in the cache folder (``OpenedSource.shown``)."""
+        return self.current.shown(text) if self.current is not None else text
+
+    def empty_text(self) -> str | None:
+        """What the empty list says of a received part with no session (rich text; None: not one): the
+        part by its name, and a bundle's check, whose banner the empty list hides (a tampered transcript
+        often lists nothing)."""
+        part = self.shown_part()
+        if part is None or self.current is None or self.current.kind not in RECEIVED_KINDS:
+            return None
+        check = self.current.bundle_check if self.current.bundle_check is not None else part.check
+        lines = [f"No sessions in {html.escape(part.label)}."]
+        if check is not None:
+            lines.append(html.escape(f"{part.origin.name}: {check_words(check)}"))
+            lines += [html.escape(line, quote=False) for line in check_lines(check)]
+        return "<br>".join(lines)
+
     def shown_part(self) -> SourcePart | None:
         """The part of the open source the window shows (None: no source, or one without parts)."""
         src = self.current
