@@ -480,3 +480,14 @@ def test_a_bundle_whose_transcript_lists_nothing_says_so_by_its_name_with_its_ch
     assert "bad-header.zip — support bundle" in text and "NOT verified" in text
     assert "session/session.jsonl.zstd: its SHA-256 does not match the manifest" in text
     assert os.sep + "bundles" + os.sep not in text and str(w.sources.current.parts[0].store_path) not in text
+
+
+def test_a_link_into_a_case_folder_shows_the_part_holding_its_session(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path
+) -> None:
+    case = case_folder(arun, tmp_path)
+    w = make_window()
+    w.sources.open(str(case), session="part-b")
+    qtbot.waitUntil(lambda: w.session_model.find_id("part-b") is not None, timeout=WAIT_MS)
+    wait_opened(qtbot, w, w.session_model.find_id("part-b").key)
+    assert w.sources.part_box.currentIndex() == 2 and "transcript(1).zst — transcript" in w.windowTitle()

@@ -50,6 +50,7 @@ from app.sources import (
     close_source,
     open_part_store,
     open_source,
+    resolve_session,
 )
 from app.sources.derived_caches import cache_files_of, remove_cache_files
 from app.sources.model import check_words
@@ -280,11 +281,23 @@ class WindowSources(QObject):
             self.window.show_source_failure(path, f"{src.label()} holds no session store")
             return
         self._fill_parts(src)
+        index = await self._part_holding(src, session)
         if len(src.parts) > 1:
             self.window.show_status(
-                f"{src.label()}: showing {src.parts[0].label}; choose another part at the right of the status bar", 15_000
+                f"{src.label()}: showing {src.parts[index].label}; choose another part at the right of the status bar", 15_000
             )
-        self._open_part(0, session=session, seq=seq)
+        self._open_part(index, session=session, seq=seq)
+
+    @staticmethod
+    async def _part_holding(src: OpenedSource, session: str | None) -> int:
+        """The part to show first: the one holding ``session`` (a link into a case folder), else the first."""
+        if session is None or len(src.parts) < 2:
+            return 0
+        try:
+            part, _sid = await resolve_session(src, session)
+        except (SessionPersistenceError, OSError):
+            return 0  # not in the source: the first part shows, and says it lacks the session
+        return src.parts.index(part)
 
     def show_part(self, index: int) -> None:
         """Show the sessions of part ``index`` of the open source (the part chooser's choice)."""
