@@ -339,16 +339,33 @@ def _appended_surface(ev: dict[str, Any], i: int, fold: SurfaceFold) -> bool:
         sources = ev["sourceEventSeqs"]
         if type(sources) is not list:
             return False
-        if sources:
-            if set(map(type, sources)) != _INT_ONLY or min(sources) < 0 or max(sources) >= seq:
+        if not sources:
+            if etype != "assistant/message":
                 return False
-            if len(set(sources)) != len(sources):
-                return False
-        elif etype != "assistant/message":
+        elif not _earlier_distinct_seqs(sources, seq):
             return False
     fold.nodes.append(seq)
     fold._by_seq[seq] = ev
     return True
+
+
+def _earlier_distinct_seqs(sources: list[Any], seq: int) -> bool:
+    """Whether ``sources`` (not empty) are distinct ints (not bools) in ``0 <= s < seq``.
+
+    One and two sources, what real messages carry (a tool result its call; an assistant message its
+    turn start and last chunk), are judged without building sets: 0.16 against 0.62 us, on the 1,356
+    messages with sources of the 202k-event log (issue 25).
+    """
+    n = len(sources)
+    if n == 1:
+        s = sources[0]
+        return type(s) is int and 0 <= s < seq
+    if n == 2:
+        a, b = sources
+        return type(a) is int and type(b) is int and a != b and 0 <= a < seq and 0 <= b < seq
+    if set(map(type, sources)) != _INT_ONLY or min(sources) < 0 or max(sources) >= seq:
+        return False
+    return len(set(sources)) == len(sources)
 
 
 def _validate_one(ev: Any, i: int, fold: SurfaceFold, shape_checked: bool = False) -> None:

@@ -80,6 +80,13 @@ def _msg(seq: int, **extra: Any) -> dict[str, Any]:
 @example(events=[_msg(0), _msg(1, sourceEventSeqs=[True])], checked=2)
 @example(events=[_msg(0), _msg(1, sourceEventSeqs=[0.0])], checked=2)
 @example(events=[_msg(0), _msg(1, sourceEventSeqs=[])], checked=2)
+@example(events=[_msg(0), _msg(1), _msg(2, sourceEventSeqs=[0, 1])], checked=3)  # two sources, each judged alone
+@example(events=[_msg(0), _msg(1), _msg(2, sourceEventSeqs=[1, True])], checked=3)
+@example(events=[_msg(0), _msg(1), _msg(2, sourceEventSeqs=[1.0, 0])], checked=3)
+@example(events=[_msg(0), _msg(1), _msg(2, sourceEventSeqs=[1, -1])], checked=3)
+@example(events=[_msg(0), _msg(1), _msg(2, sourceEventSeqs=[2, 0])], checked=3)
+@example(events=[_msg(0), _msg(1), _msg(2), _msg(3, sourceEventSeqs=[0, 1, 2])], checked=4)  # three: the set path
+@example(events=[_msg(0), _msg(1), _msg(2), _msg(3, sourceEventSeqs=[0, 1, 1])], checked=4)
 @example(events=[_msg(0), {**_msg(1, sourceEventSeqs=[]), "type": "user/message"}], checked=2)
 @example(events=[_msg(0, ignorable=True)], checked=1)
 @example(events=[{**_msg(0), "time": MAX + 1}], checked=1)
