@@ -184,6 +184,7 @@ def main() -> None:
     ap.add_argument("--serial-runs", type=int, default=1, help="runs of the one-core --no-cache verify (slow)")
     ap.add_argument("--workdir", default=tempfile.gettempdir())
     ap.add_argument("--skip-window", action="store_true")
+    ap.add_argument("--json", help="also write the results to this JSON file (read by bench_scale.py)")
     ap.add_argument("--child-root", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_root:
@@ -198,6 +199,7 @@ def main() -> None:
         + (f" (root generated in {built:.1f} s)" if built else "")
     )
     med = bench_cli(args, root)
+    report: dict[str, Any] = {"sessions": args.sessions, "runs": args.runs, "cli_s": med}
     base = med["list"]
     cold, warm = med["verify cold"], med["verify warm"]
     print(f"\nsessionscope list            {base:7.2f} s")
@@ -211,6 +213,7 @@ def main() -> None:
         print(f"warm vs before: {warm / serial:.3f}x; cold (every core) vs before: {cold / serial:.2f}x")
     if not args.skip_window:
         w_cold, w_warm = bench_window(args, root)
+        report["window_cold"], report["window_warm"] = w_cold, w_warm
         print(f"\nwindow cold open: listed {w_cold['listed_s']:.2f} s, every status {w_cold['known_s']:.2f} s")
         after = w_warm["after_list_s"]
         print(
@@ -221,6 +224,9 @@ def main() -> None:
             f"  {w_warm['from_cache']:.0f} statuses from the cache; "
             f"warm/cold until every status: {w_warm['known_s'] / w_cold['known_s']:.2f}x"
         )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f)
 
 
 if __name__ == "__main__":

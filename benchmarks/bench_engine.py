@@ -461,9 +461,10 @@ def _ratio(a: float, b: float | None) -> str:
     return "-" if b is None or b <= 0 else f"{a / b:.2f}x"
 
 
-def format_row(row: Row, compare_upstream: bool) -> tuple[str, bool | None]:
-    """The printed line and whether its target holds (None: no target, or not comparable)."""
+def judge(row: Row, compare_upstream: bool) -> tuple[float | None, str, float | None, bool | None]:
+    """(upstream reference, target text, target limit, whether it holds: None when not judged) of a row."""
     upstream: float | None = None
+    limit: float | None = None
     target = "-"
     holds: bool | None = None
     if row.unit == "MiB":
@@ -479,6 +480,32 @@ def format_row(row: Row, compare_upstream: bool) -> tuple[str, bool | None]:
         if limit is not None:
             target = f"<= {limit:.2f}x up"
             holds = None if upstream is None else row.ours / upstream <= limit
+    return upstream, target, limit, holds
+
+
+def row_json(row: Row, compare_upstream: bool) -> dict[str, Any]:
+    """A row as ``--json`` writes it (bench_scale.py reads it): the printed cells, unrounded."""
+    upstream, target, limit, holds = judge(row, compare_upstream)
+    multiple = UPSTREAM_OVER_FLOOR.get((row.backend, row.op)) if row.store == "big" else None
+    return {
+        "backend": row.backend,
+        "op": row.op,
+        "store": row.store,
+        "label": row.label,
+        "unit": row.unit,
+        "ours": row.ours,
+        "floor": row.floor,
+        "upstream": upstream,
+        "upstream_source": "UPSTREAM_OVER_FLOOR x floor" if multiple and upstream is not None else "UPSTREAM_MS",
+        "target": target,
+        "limit": limit,
+        "holds": holds,
+    }
+
+
+def format_row(row: Row, compare_upstream: bool) -> tuple[str, bool | None]:
+    """The printed line and whether its target holds (None: no target, or not comparable)."""
+    upstream, target, _limit, holds = judge(row, compare_upstream)
     line = (
         f"{row.backend:10s}  {row.label + ' (' + row.unit + ')':34s} {_num(row.ours)} {_num(row.floor):>9s} "
         f"{_ratio(row.ours, row.floor):>10s} {_num(upstream):>9s} {_ratio(row.ours, upstream):>13s}  {target:14s} "
@@ -647,6 +674,13 @@ async def bench_reads(kind: str, root: str, n_events: int, repeat: int) -> list[
     return rows
 
 
+def write_json(path: str | None, report: dict[str, Any]) -> None:
+    """``--json``: the rows, for bench_scale.py."""
+    if path:
+        with open(path, "w") as f:
+            json.dump(report, f)
+
+
 async def reads(args: argparse.Namespace) -> None:
     """``--reads``: only the issue-25 full-read and read_raw rows of the big session."""
     compare_upstream = args.events == DEFAULT_EVENTS
@@ -661,12 +695,14 @@ async def reads(args: argparse.Namespace) -> None:
         print("(non-default size: no upstream comparison, targets not judged)")
     print(HEADER)
     held: list[bool] = []
+    out: list[dict[str, Any]] = []
     try:
         for kind in kinds:
             root, n = await build_big(kind, work, args.events, args.small_events, args.sessions)
             for row in await bench_reads(kind, root, n, args.repeat):
                 line, holds = format_row(row, compare_upstream)
                 print(line, flush=True)
+                out.append(row_json(row, compare_upstream))
                 if holds is not None:
                     held.append(holds)
     finally:
@@ -674,6 +710,7 @@ async def reads(args: argparse.Namespace) -> None:
             shutil.rmtree(work, ignore_errors=True)
     if held:
         print(f"targets held: {sum(held)}/{len(held)}")
+    write_json(args.json, {"repeat": args.repeat, "clock": args.clock, "rows": out})
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -690,12 +727,14 @@ async def bench(args: argparse.Namespace) -> None:
         print("(non-default sizes: no upstream comparison, targets not judged)")
     print(HEADER)
     held: list[bool] = []
+    out: list[dict[str, Any]] = []
     try:
         for kind in kinds:
             stores = await build_stores(kind, work, n_big, n_small, n_sessions)
             for row in await bench_backend(stores, args.repeat, n_sessions, args.skip_rss):
                 line, holds = format_row(row, compare_upstream)
                 print(line, flush=True)
+                out.append(row_json(row, compare_upstream))
                 if holds is not None:
                     held.append(holds)
     finally:
@@ -703,6 +742,7 @@ async def bench(args: argparse.Namespace) -> None:
             shutil.rmtree(work, ignore_errors=True)
     if held:
         print(f"targets held: {sum(held)}/{len(held)}")
+    write_json(args.json, {"repeat": args.repeat, "clock": args.clock, "rows": out})
 
 
 def main() -> None:
@@ -723,6 +763,7 @@ def main() -> None:
         "--clock", choices=("wall", "cpu"), default="wall", help="wall time (default) or process CPU time (loaded machine)"
     )
     ap.add_argument("--workdir", help="build the stores here once and reuse them (default: a temp dir, removed)")
+    ap.add_argument("--json", help="also write the results to this JSON file (read by bench_scale.py)")
     ap.add_argument("--rss-child", choices=BACKENDS, help=argparse.SUPPRESS)
     ap.add_argument("--rss-root", help=argparse.SUPPRESS)
     ap.add_argument("--rss-session", help=argparse.SUPPRESS)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sqlite3
 import statistics
@@ -174,17 +175,20 @@ def main() -> None:
     ap.add_argument("--backend", action="append", choices=BACKENDS)
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "sessionscope-bench-follow"))
     ap.add_argument("--quick", action="store_true", help=f"a {QUICK_EVENTS}-event session (a smoke run)")
+    ap.add_argument("--json", help="also write the results to this JSON file (read by bench_scale.py)")
     args = ap.parse_args()
     if args.quick:
         args.events = QUICK_EVENTS
     runs = max(5, args.runs)
     os.makedirs(args.workdir, exist_ok=True)
+    results: list[dict[str, Any]] = []
     print(f"{'backend':12s} {'mode':9s} {'cold ms':>8s} {'incr ms':>8s} {'ratio':>6s} {'<=0.15':>6s} {'path':>9s} {'equal':>6s}")
     for kind in [k for k in BACKENDS if not args.backend or k in args.backend]:
         root = build(args.workdir, kind, args.events)
         for raw in (False, True) if kind != "sqlite" else (False,):
             r = asyncio.run(bench(kind, root, raw, runs))
             mode = "view(raw)" if raw else "view()"
+            results.append({"backend": kind, "mode": mode, "runs": runs, **r})
             ok = "yes" if r["ratio"] <= TARGET_RATIO else "NO"
             print(
                 f"{kind:12s} {mode:9s} {r['cold_ms']:8.1f} {r['incremental_ms']:8.1f} {r['ratio']:6.3f} {ok:>6s} "
@@ -192,6 +196,9 @@ def main() -> None:
                 flush=True,
             )
     print(f"medians of {runs} runs; cold and incremental alternate within each run")
+    if args.json:
+        with open(args.json, "wb") as f:
+            f.write(json.dumps({"events": args.events, "target": TARGET_RATIO, "rows": results}).encode())
 
 
 if __name__ == "__main__":

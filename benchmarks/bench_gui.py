@@ -415,6 +415,7 @@ def main() -> None:
     ap.add_argument("--skip-session", action="store_true")
     ap.add_argument("--skip-follow", action="store_true", help="skip the follow-an-append latency")
     ap.add_argument("--quick", action="store_true", help=f"small sizes ({QUICK_SESSIONS} sessions, {QUICK_EVENTS} events)")
+    ap.add_argument("--json", help="also write the results to this JSON file (read by bench_scale.py)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--child-root", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -432,8 +433,10 @@ def main() -> None:
     roots = {} if args.skip_session else {kind: build_big(args.workdir, kind, args.events) for kind in kinds}
     print(f"generate_roots_s {time.perf_counter() - t:.3f}")
 
+    report: dict[str, Any] = {"sessions": args.sessions, "events": args.events}
     if not args.skip_list:
-        for k, v in child("list", many, False).items():
+        report["list"] = child("list", many, False)
+        for k, v in report["list"].items():
             print(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}")
     if roots:
         results = []
@@ -443,6 +446,10 @@ def main() -> None:
                 print(f"{kind}.{k} {v:.3f}" if isinstance(v, float) else f"{kind}.{k} {v}", flush=True)
             results.append(r)
         print_sessions(results)
+        report["backends"] = results
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f)
 
 
 if __name__ == "__main__":

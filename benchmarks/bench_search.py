@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import shutil
@@ -475,7 +476,7 @@ async def _index_in_process(root: str, cache: str, workers: int | None) -> tuple
     return elapsed, report.rows
 
 
-def bench_ratio(args: argparse.Namespace) -> None:
+def bench_ratio(args: argparse.Namespace) -> dict[str, Any]:
     root = os.path.join(args.workdir, f"search-root-{args.sessions}")
     built = build_root(root, args.sessions)
     print(
@@ -513,6 +514,7 @@ def bench_ratio(args: argparse.Namespace) -> None:
             f"  cold index, serial (before):  {med['serial']:6.2f} s   ratio {med['serial'] / med['list']:5.1f}x list()  "
             f"(median of {len(times['serial'])}; parallel is {med['serial'] / med['index']:.2f}x faster)"
         )
+    return {"sessions": args.sessions, "runs": args.runs, "workers": default_workers(), "median_s": med}
 
 
 def main() -> None:
@@ -529,13 +531,17 @@ def main() -> None:
     parser.add_argument("--skip-serial", action="store_true", help="skip the serial (before) builds of that section")
     parser.add_argument("--ratio-only", action="store_true", help="only the cold index vs list section")
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, help="runs of the cold index vs list section (medians)")
+    parser.add_argument("--json", help="also write the cold index vs list medians to this JSON file (read by bench_scale.py)")
     args = parser.parse_args()
     args.sessions = args.sessions or (QUICK_SESSIONS if args.quick else DEFAULT_SESSIONS)
     args.events = args.events or (QUICK_EVENTS if args.quick else DEFAULT_EVENTS)
     os.makedirs(args.workdir, exist_ok=True)
     print(f"sqlite {__import__('sqlite3').sqlite_version}, python {sys.version.split()[0]}, {os.cpu_count()} cpus")
     if not args.skip_ratio:
-        bench_ratio(args)
+        ratio = bench_ratio(args)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(ratio, f)
     if args.ratio_only:
         return
     if not args.skip_root:

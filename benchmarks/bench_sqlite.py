@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import sqlite3
 import statistics
@@ -238,7 +239,9 @@ def cases(label: str, path: str, sid: str, warm: SqliteSessionPersistence, con: 
     ]
 
 
-async def small_ops(repeat: int, many: str, one: str, n_sessions: int) -> None:
+async def small_ops(repeat: int, many: str, one: str, n_sessions: int) -> list[dict[str, Any]]:
+    """Prints the table; returns its rows (for ``--json``)."""
+    out: list[dict[str, Any]] = []
     print(f"many store: {describe(many)}; one-session store: {describe(one)}")
     print(f"median of {repeat} samples; the machine may be loaded by other work: compare the ratios")
     print(f"{'operation':34s} {'ours ms':>9s} {'floor ms':>9s} {'ours/floor':>9s} {'upstream':>9s} {'ours/up':>9s}")
@@ -251,6 +254,8 @@ async def small_ops(repeat: int, many: str, one: str, n_sessions: int) -> None:
             for name, ours, floor in cases(label, path, sid, warm, con):
                 med, floor_ms, ratio = await paired(ours, floor, repeat)
                 print(row(name, med, floor_ms, ratio), flush=True)
+                up = UPSTREAM_MS.get(name) if n_sessions == 10_000 else None
+                out.append({"name": name, "ours": med, "floor": floor_ms, "ours_over_floor": ratio, "upstream": up})
                 if name == "many list (fresh)" and n_sessions == 10_000:
                     # The recorded method again: upstream's 16 ms list was a fresh backend per call.
                     print(f"{'  (vs upstream list 16 ms)':34s} {'':9s} {'':9s} {'':9s} {16.0:9.2f} {med / 16.0:8.2f}x")
@@ -259,6 +264,7 @@ async def small_ops(repeat: int, many: str, one: str, n_sessions: int) -> None:
             await warm.close()
     if n_sessions != 10_000:
         print("(upstream figures are for 10,000 sessions: at other sizes the upstream columns compare nothing)")
+    return out
 
 
 async def big_session(n_events: int, repeat: int, work: str) -> None:
@@ -320,7 +326,10 @@ async def bench(args: argparse.Namespace) -> None:
     os.makedirs(work, mode=0o700, exist_ok=True)
     os.chmod(work, 0o700)
     many, one = await build(work, args.sessions)
-    await small_ops(args.repeat, many, one, args.sessions)
+    rows = await small_ops(args.repeat, many, one, args.sessions)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"sessions": args.sessions, "repeat": args.repeat, "target": TARGET, "rows": rows}, f)
     if args.events:
         await big_session(args.events, args.repeat, work)
     if not args.workdir:
@@ -335,6 +344,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=7, help="samples per cell (the median is printed; at least 5)")
     ap.add_argument("--events", type=int, default=0, help="also a big session of this many events (0: skip)")
     ap.add_argument("--workdir", help="keep and reuse the stores here (default: a temporary folder, removed)")
+    ap.add_argument("--json", help="also write the results to this JSON file (read by bench_scale.py)")
     args: Any = ap.parse_args()
     args.repeat = max(5, args.repeat)
     asyncio.run(bench(args))
