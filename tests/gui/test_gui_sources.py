@@ -455,11 +455,12 @@ def test_a_closed_bundle_leaves_no_search_index_behind(qtbot: Any, make_window: 
     qtbot.waitUntil(lambda: not any(os.path.exists(f) for f in caches), timeout=WAIT_MS)
 
 
-def test_a_bundle_whose_transcript_lists_nothing_says_so_by_its_name_with_its_check(
+def test_a_bundle_whose_transcript_header_is_tampered_shows_its_bad_row_by_its_name_with_its_check(
     qtbot: Any, make_window: Any, arun: Any, tmp_path: Path
 ) -> None:
-    """A tampered header lists no session: the empty list names the bundle (never the extraction in the
-    cache folder) and shows the check whose banner the empty list hides (issue 23 gap 3)."""
+    """A tampered header is one bad row, as ``sessionscope list`` shows it; its reason, and what the list
+    would say were it empty, name the bundle (never the extraction in the cache folder), and the check shows
+    the mismatch (issue 23 gap 3)."""
     import zstandard
 
     bundle = received_bundle(arun, tmp_path)
@@ -475,11 +476,17 @@ def test_a_bundle_whose_transcript_lists_nothing_says_so_by_its_name_with_its_ch
     w.sources.open(str(bad))
     qtbot.waitUntil(lambda: w.sources.current is not None, timeout=WAIT_MS)
     wait_listed(qtbot, w)
-    qtbot.waitUntil(lambda: "No sessions in" in w.list_pane.empty_label.text(), timeout=WAIT_MS)
-    text = w.list_pane.empty_label.text()
-    assert "bad-header.zip — support bundle" in text and "NOT verified" in text
-    assert "session/session.jsonl.zstd: its SHA-256 does not match the manifest" in text
-    assert os.sep + "bundles" + os.sep not in text and str(w.sources.current.parts[0].store_path) not in text
+    (row,) = w.session_model.rows()
+    assert row.status == "corrupt" and "header" in row.reason
+    assert w.list_pane.stack.currentWidget() is w.list_pane.table
+    banner = w.sources.check_banner.text()
+    assert not w.sources.check_banner.isHidden() and "bad-header.zip" in banner and "NOT verified" in banner
+    assert "session/session.jsonl.zstd: its SHA-256 does not match the manifest" in banner
+    text = w.sources.empty_text()
+    assert text is not None and "bad-header.zip — support bundle" in text and "NOT verified" in text
+    extraction = str(w.sources.current.parts[0].store_path)
+    for said in (text, banner, row.reason):
+        assert os.sep + "bundles" + os.sep not in said and extraction not in said
 
 
 def test_a_link_into_a_case_folder_shows_the_part_holding_its_session(

@@ -48,9 +48,11 @@ Job = tuple[str, str, str, str | None]  # (row key, session id, place, the row's
 Known = dict[tuple[str, str], Verdict]
 
 
-def details_of(v: Verdict, revision: str | None) -> Details:
-    """What a row shows of a verdict (``revision``: the row's, so the row knows it is up to date)."""
-    return Details(revision, v.status, v.reason, v.events, v.closers, v.title, v.error_class)
+def details_of(v: Verdict, revision: str | None, shown: Callable[[str], str] | None = None) -> Details:
+    """What a row shows of a verdict (``revision``: the row's, so the row knows it is up to date; ``shown``:
+    ``OpenRoot.shown``, so a received bundle's file is cited by its name in the bundle, not our extraction)."""
+    reason = v.reason if shown is None else shown(v.reason)
+    return Details(revision, v.status, reason, v.events, v.closers, v.title, v.error_class)
 
 
 class DiagnosisPass(QObject):
@@ -76,6 +78,7 @@ class DiagnosisPass(QObject):
         self._use_cache = use_cache
         self._store: ViewerStore | None = None
         self._root: str | None = None
+        self._shown: Callable[[str], str] | None = None  # a received source's names for our paths (``OpenRoot.shown``)
         self._backend = ""
         self._sqlite_place = ""
         self._pool: Executor | None = None
@@ -114,6 +117,7 @@ class DiagnosisPass(QObject):
         self._close_cache()
         self._store = store
         self._root = root
+        self._shown = opened.shown if opened is not None and opened.shown_paths else None
         self._queue.clear()
         self._urgent.clear()
         self._queued.clear()
@@ -227,7 +231,7 @@ class DiagnosisPass(QObject):
                 continue
             v = known.get((row.session_id, self._place(row)))
             if v is not None and row.revision is not None and v.revision == row.revision:
-                self._updates[key] = details_of(v, row.revision)
+                self._updates[key] = details_of(v, row.revision, self._shown)
                 self.from_cache += 1
             else:
                 misses.append(key)
@@ -292,7 +296,7 @@ class DiagnosisPass(QObject):
                 if generation != self._generation:
                     return
                 for (key, _, _, revision), v in zip(jobs, verdicts, strict=True):
-                    self._updates[key] = details_of(v, revision)
+                    self._updates[key] = details_of(v, revision, self._shown)
                 await self._keep(verdicts)  # in flight until stored: idle means the cache holds them too
             finally:
                 if generation == self._generation:

@@ -50,6 +50,7 @@ from app.listing.root_scan import (
     FoundArtifact,
     artifacts_in_project_dir,
     artifacts_in_session_dir,
+    found_artifact,
     project_dirs,
     root_problem_rows,
     scan_root,
@@ -141,11 +142,19 @@ class SessionListController(QObject):
 
     # ------------------------------------------------------------ opening a root
 
-    def open_root(self, root: str, opener: Callable[[], CoordinatedPersistence] | None = None) -> asyncio.Task[Any]:
-        """List ``root``; ``opener`` opens its store (a received source's part: read-only whatever it is)."""
-        return self.jobs.spawn(self._open_root(root, opener), name="open-root", key="list")
+    def open_root(
+        self,
+        root: str,
+        opener: Callable[[], CoordinatedPersistence] | None = None,
+        shown_paths: tuple[tuple[str, str], ...] = (),
+    ) -> asyncio.Task[Any]:
+        """List ``root``; ``opener`` opens its store (a received source's part: read-only whatever it is);
+        ``shown_paths`` names its files as the user knows them (``OpenRoot.shown``: a bundle's, not our extraction)."""
+        return self.jobs.spawn(self._open_root(root, opener, shown_paths), name="open-root", key="list")
 
-    async def _open_root(self, root: str, opener: Callable[[], CoordinatedPersistence] | None = None) -> None:
+    async def _open_root(
+        self, root: str, opener: Callable[[], CoordinatedPersistence] | None = None, shown_paths: tuple[tuple[str, str], ...] = ()
+    ) -> None:
         await self._close_root()
         self._generation += 1
         generation = self._generation
@@ -169,7 +178,7 @@ class SessionListController(QObject):
             self.listing_finished.emit(0)
             return
         # A lone transcript (a received file) is JSONL without a root folder: listed as a store is.
-        opened = self.opened = OpenRoot(self.root, store, store.engine.kind == "jsonl")
+        opened = self.opened = OpenRoot(self.root, store, store.engine.kind == "jsonl", shown_paths)
         self.model.root_folder = self.root if os.path.isdir(self.root) else os.path.dirname(self.root)
         self.details.set_root(opened)
         with collector_paused():
@@ -261,21 +270,30 @@ class SessionListController(QObject):
             self._batch_timer.start(SLICE_GAP_MS)
 
     async def _snapshot_rows(self) -> list[SessionRow]:
-        store = self.store
-        assert store is not None
-        try:
-            snaps = await store.list_snapshots()
-        except Exception as err:
-            rows = await self._rows_one_by_one(store, err)
+        store, opened = self.store, self.opened
+        assert store is not None and opened is not None
+        if opened.is_jsonl:  # a lone transcript: what ``sessionscope list`` shows, a damaged header as a bad row
+            rows = await self._transcript_rows(store)
         else:
-            rows = []
-            for s in snaps:
-                meta = s.header.to_json()
-                loc = store.locate(meta)
-                rows.append(SessionRow.from_snapshot(meta, s.revision, None if loc is None else loc.path))
-        # Size/Modified: only sessions whose revision moved are measured again (all on the first listing).
+            try:
+                snaps = await store.list_snapshots()
+            except Exception as err:
+                rows = await self._rows_one_by_one(store, err)
+            else:
+                rows = []
+                for s in snaps:
+                    meta = s.header.to_json()
+                    loc = store.locate(meta)
+                    rows.append(SessionRow.from_snapshot(meta, s.revision, None if loc is None else loc.path))
+        for r in rows:
+            if r.problem is not None:  # a bad row's reason names a received file as the user knows it
+                r.problem = opened.shown(r.problem)
+        # Size/Modified: only sessions whose revision moved are measured again (all on the first listing);
+        # a bad row keeps what its listing measured (the engine has no session of that id to ask about).
         changed = []
         for r in rows:
+            if r.problem_status is not None:
+                continue
             old = self.model.get(r.key)
             if old is not None and old.revision == r.revision:
                 r.size, r.modified_ns = old.size, old.modified_ns
@@ -288,6 +306,19 @@ class SessionListController(QObject):
                 size, last_ms = facts.get(r.session_id, (None, None))
                 r.size = size
                 r.modified_ns = None if last_ms is None else last_ms * 1_000_000
+        return rows
+
+    @staticmethod
+    async def _transcript_rows(store: ViewerStore) -> list[SessionRow]:
+        """The rows of a lone transcript: its session, or one bad row saying why it is none (a header that
+        fails validation: ``list_snapshots`` skips it, as a root's scan would not)."""
+        rows = []
+        for e in await store.list_entries():
+            if e.problem is None and e.meta is not None and e.revision is not None:
+                loc = store.locate(e.meta)
+                rows.append(SessionRow.from_snapshot(e.meta, e.revision, None if loc is None else loc.path))
+            else:
+                rows.append(SessionRow.from_artifact(found_artifact(e)))
         return rows
 
     async def _rows_one_by_one(self, store: ViewerStore, list_error: Exception) -> list[SessionRow]:

@@ -36,7 +36,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -133,6 +133,13 @@ def load_artifact_text(path: str, compression: str, progress: Progress) -> tuple
 
 def decode_raw_text(data: bytes, compression: str, progress: Progress) -> RawText:
     return decode_jsonl(data, compression, cancel=progress.cancel, progress=lambda x: progress.set(x, "Decoding raw artifact …"))
+
+
+def shown_diagnosis(root: OpenRoot, d: SessionDiagnosis) -> SessionDiagnosis:
+    """``d`` citing a received file as the user knows it (``case.zip: session/…``), not our extraction of it:
+    the banner, the timeline's note and the list row all take their reason from here."""
+    reason = root.shown(d.reason) if root.shown_paths else d.reason
+    return d if reason == d.reason else replace(d, reason=reason)
 
 
 def dev_ino_of(revision: str) -> str:
@@ -270,7 +277,7 @@ class SessionLoader(QObject):
             progress.set(None, "Diagnosing …")
             # One read of the log: the verdict, the stored events, the closers and (JSONL) the bytes it parsed.
             view = await store.view(row.session_id, raw=cur.is_jsonl)
-            cur.diagnosis = view.diagnosis
+            cur.diagnosis = shown_diagnosis(cur.root, view.diagnosis)
             live = await self._writer_active(cur, view.status)
         self.opened.emit(cur)
         raw_task = asyncio.ensure_future(self._load_raw(cur, progress, view))
@@ -494,9 +501,9 @@ class SessionLoader(QObject):
                     return True
                 self.raw.apply_growth(delta)
             cur.size = raw.end
-        cur.diagnosis, cur.records, cur.stored_count = view.diagnosis, every, new_stored
+        cur.diagnosis, cur.records, cur.stored_count = shown_diagnosis(cur.root, view.diagnosis), every, new_stored
         cur.stored_records = view.stored.record_table()
-        self._publish(cur, view.diagnosis, live, closers_shown=shown)
+        self._publish(cur, cur.diagnosis, live, closers_shown=shown)
         return True
 
     # ------------------------------------------------------------ the snapshot every view shows

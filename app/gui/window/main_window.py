@@ -275,7 +275,7 @@ class MainWindow(QMainWindow):
         self.list_pane.show_table()
         self.root_error = None
         self._update_actions()
-        return self.controller.open_root(root, opener)
+        return self.controller.open_root(root, opener, self.sources.shown_paths())
 
     def _show_first_run(self, empty: bool) -> None:
         """No session to show (an empty, missing or unreadable root): the empty state takes the whole width,

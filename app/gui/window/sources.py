@@ -176,6 +176,11 @@ class WindowSources(QObject):
         never our extraction of them in the cache folder (``OpenedSource.shown``)."""
         return self.current.shown(text) if self.current is not None else text
 
+    def shown_paths(self) -> tuple[tuple[str, str], ...]:
+        """(our path, the user's words for it) of the open source, for the list, the diagnosis pass and the
+        loader (``OpenRoot.shown``): a bundle's damaged transcript is cited as ``case.zip: session/…``."""
+        return tuple(self.current.shown_paths()) if self.current is not None else ()
+
     def empty_text(self) -> str | None:
         """What the empty list says of a received part with no session (rich text; None: not one): the
         part by its name, and a bundle's check, whose banner the empty list hides (a tampered transcript
