@@ -74,6 +74,8 @@ def test_a_refused_bundle_transcript_is_named_by_its_place_in_the_bundle(qtbot: 
     row = w.session_model.find_id("s1")  # the open session's row follows its read: still the bundle's words
     assert f"(raw log: ver.zip: {MEMBER})" in row.reason
     _no_extraction(row.reason, extraction)
+    header = {f.name: f.value for f in w.header_model.rows()}  # the Header tab: where the log is, why it is refused
+    assert header["artifact"] == f"ver.zip: {MEMBER}" and f"(raw log: ver.zip: {MEMBER})" in header["reason"]
 
 
 @pytest.mark.parametrize("compression", ["zstd", "none"])

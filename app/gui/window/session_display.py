@@ -72,6 +72,7 @@ class SessionDisplay(QObject):
         self.header_model, self.timeline_model, self.timeline_pane = header_model, timeline_model, timeline_pane
         self.raw_model, self.raw_pane, self.selection_sync = raw_model, raw_pane, selection_sync
         self.content_tabs = content_tabs
+        self.controller = controller
         self._status, self._actions_changed, self._counts_changed = show_status, actions_changed, counts_changed
         self.session: OpenSession | None = None  # what the loader handed over for the open session
         self.open_key: str | None = None
@@ -124,7 +125,9 @@ class SessionDisplay(QObject):
         parent = self.model.find_id(row.parent_id) if row.parent_id else None
         children = self.model.children_of(row.session_id)
         live = self.live_key == row.key
-        self.header_model.set_rows(header_rows(row, parent, children, row.path, live=live))
+        opened = self.controller.opened  # a bundle's transcript by its name in the bundle, not our extraction
+        location = opened.shown(row.path) if opened is not None and row.path else row.path
+        self.header_model.set_rows(header_rows(row, parent, children, location, live=live))
 
     def show_title(self, row: SessionRow) -> None:
         cur = self.loader.current
