@@ -92,4 +92,6 @@ def test_a_lone_transcript_with_a_damaged_header_is_a_bad_row(
     assert len(rows) == 1, [(r.session_id, r.status) for r in rows]
     (row,) = rows
     assert row.status == "corrupt" and "header" in row.reason, row.reason
+    qtbot.waitUntil(lambda: row.title is not None, timeout=WAIT_MS)  # its readable part still names it
+    assert display_text(row, Col.TITLE) == dk.TITLE[dk.CORRUPT]
     assert w.list_pane.stack.currentWidget() is w.list_pane.table
