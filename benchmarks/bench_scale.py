@@ -36,8 +36,8 @@ ratio of (and where that figure comes from), and whether the target holds.  Step
 
 Machine facts (cores, load average at the start and the end, python, sqlite) head and close the
 table: the lead's reference run is on a quiet 2-core machine; on a loaded one read the ratios, each
-measured within one run.  Full size: about 5 minutes on 2 cores (measured 283 s on 2026-12-05 with
-load average 2.6-5, the workdir built in the same run: the 10,000-session root took 15 s); the cold
+measured within one run.  Full size on 2 cores (2026-12-05, load average 0.4-5): 176 s with the
+workdir built, 283 s building it in the same run (the 10,000-session root took 15 s); the cold
 search index of 10,000 sessions, 5 times, and the 10,000-session diagnosis are two thirds of it.
 ``--workdir`` keeps everything built (and each step's ``result-*.json``) for the next run.
 """
