@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.actions.artifacts import read_only_view
+from app.actions.backups import backups_beside
 from app.diagnosis.cache import DiagnosisCache, sqlite_place
 from app.diagnosis.parallel import judge_all, open_cache, place_of
 from app.diagnosis.verdicts import Verdict
@@ -154,6 +155,8 @@ async def _row_for_unlisted(store: CoordinatedPersistence, path: str, compressio
 
 # ``progress(done, total, session id)`` before each session is judged (total None when not known yet).
 Progress = Callable[[int, "int | None", str], None]
+# Hears the root's (session id, backup path) pairs when the walk could find them itself (a clean root).
+BackupsFound = Callable[[list[tuple[str, str]]], None]
 
 
 def _no_progress(_done: int, _total: int | None, _sid: str) -> None:
@@ -166,6 +169,7 @@ async def verify_root(
     *,
     use_cache: bool = True,
     messages: list[str] | None = None,
+    backups_found: BackupsFound | None = None,
 ) -> tuple[list[VerifyRow], str | None]:
     """(rows, root-level error). A root-level error (foreign layout) makes the whole root fail.
 
@@ -178,11 +182,14 @@ async def verify_root(
     it is judged.  Listed sessions are judged through the root's diagnosis cache (``use_cache=False``:
     every log is read; the cache is neither read nor written), the ones it does not know in worker
     processes; what the cache says about itself (rebuilt, kept in memory) is appended to ``messages``.
+    When the walk of a JSONL root stood for ``list()`` it also looks beside each transcript for repair
+    backups, while the cache is read, and hands them to ``backups_found`` (what the engine's
+    ``backup_candidates`` would return; not called otherwise): the root is then walked once, not twice.
     """
     cache = await asyncio.to_thread(open_cache, store, use=use_cache)
     try:
         async with read_only_view(store) as view:
-            return await _verify(view, progress or _no_progress, cache)
+            return await _verify(view, progress or _no_progress, cache, backups_found)
     finally:
         if cache is not None:
             if messages is not None:
@@ -227,14 +234,14 @@ async def _listed_rows(
 
 
 async def _verify(
-    store: CoordinatedPersistence, progress: Progress, cache: DiagnosisCache | None
+    store: CoordinatedPersistence, progress: Progress, cache: DiagnosisCache | None, backups_found: BackupsFound | None
 ) -> tuple[list[VerifyRow], str | None]:
     try:
         walk = await _walk(store)
     except OSError as err:  # the root itself cannot be listed: a bad root
         return [], f"{upstream_class_of(err)}: {err}"
     if walk is not None and walk.clean is not None:
-        return await _listed_rows(store, walk.clean, walk, cache, progress), None
+        return await _clean_rows(store, walk, walk.clean, cache, progress, backups_found), None
     try:
         headers = await store.list()
     except SessionLayoutError as err:
@@ -255,6 +262,28 @@ async def _verify(
                 rows.append(await _row_for_unlisted(store, path, walk.compression))
         rows.extend(_problem_row(p) for p in walk.problems)
     return rows, None
+
+
+async def _clean_rows(
+    store: CoordinatedPersistence,
+    walk: _Walk,
+    clean: list[tuple[str, str | None]],
+    cache: DiagnosisCache | None,
+    progress: Progress,
+    backups_found: BackupsFound | None,
+) -> list[VerifyRow]:
+    """The rows of a clean root; its backups are looked for (one ``listdir`` per folder, in a thread)
+    while the cache is read and the sessions judged."""
+    if backups_found is None:
+        return await _listed_rows(store, clean, walk, cache, progress)
+    looking = asyncio.ensure_future(asyncio.to_thread(backups_beside, [(sid, p) for sid, p in clean if p is not None]))
+    try:
+        rows = await _listed_rows(store, clean, walk, cache, progress)
+    except BaseException:
+        looking.cancel()
+        raise
+    backups_found(await looking)
+    return rows
 
 
 async def _verify_by_walk(

@@ -15,7 +15,6 @@ May import ``app.actions``, ``app.search``, the other ``app.cli`` modules and th
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -135,23 +134,20 @@ async def verify_root(store: CoordinatedPersistence, args: argparse.Namespace) -
     notes: list[str] = []
     use_cache = not getattr(args, "no_cache", False) and not getattr(args, "received_source", False)
     with ProgressLine("verify", detail="listing the sessions") as line:
-        # The backups' walk of the root overlaps the listing's (its directory reads release the GIL):
-        # a warm verify of 10,000 sessions is then barely more than one walk.
-        lost_task = asyncio.ensure_future(backups.find_lost_records(store))
-        try:
-            rows, root_error = await verify.verify_root(
-                store, lambda done, total, sid: line.update(done, total, sid), use_cache=use_cache, messages=notes
-            )
-        except BaseException:
-            lost_task.cancel()
-            raise
-        if root_error is not None:  # a bad root: its backups are not looked at (as before)
-            lost_task.cancel()
-            await asyncio.gather(lost_task, return_exceptions=True)  # whatever it met there is not reported
-            lost = []
-        else:
+        # A clean JSONL root's walk also finds its backups (``backups_found``): the root is walked once.
+        # Otherwise the engine looks for them after the check; a bad root's are not looked at (as before).
+        found: list[list[tuple[str, str]]] = []
+        rows, root_error = await verify.verify_root(
+            store,
+            lambda done, total, sid: line.update(done, total, sid),
+            use_cache=use_cache,
+            messages=notes,
+            backups_found=found.append,
+        )
+        lost: list[tuple[str, backups.BackupInfo]] = []
+        if root_error is None:
             line.update(detail="looking for records only a backup holds")
-            lost = await lost_task
+            lost = await backups.find_lost_records(store, found[0] if found else None)
     if notes:
         write_out(sys.stderr, "".join(f"sessionscope verify: {m}\n" for m in notes))
     return VerifyReport(rows, root_error, lost)
