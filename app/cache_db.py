@@ -35,6 +35,7 @@ class CacheDamaged(Exception):
 # What a read of a damaged cache file raises: SQLite's errors, a text column or error message that is
 # not UTF-8 (Python's decoder), and our own finding that rows contradict each other.
 DAMAGE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.DatabaseError, UnicodeError, CacheDamaged)
+_OPEN_ERRORS: tuple[type[BaseException], ...] = (OSError, *DAMAGE_ERRORS)  # a folder or file we cannot write, or damage
 
 
 # What any call on a cache file may raise, busy or damaged: SQLite's own errors stay behind this module
@@ -140,6 +141,45 @@ def unusable_reason(path: str, schema_version: int, root: str, problem: ExtraChe
         conn.close()
 
 
+def open_cache_file(
+    path: str | None,
+    *,
+    label: str,
+    kept: str,
+    unusable: Callable[[str], str | None],
+    create: Callable[[sqlite3.Connection], None],
+    messages: list[str],
+    busy_kept: str | None = None,
+) -> tuple[str | None, sqlite3.Connection]:
+    """The cache file at ``path`` opened for writing, or an in-memory stand-in: ``(path or None, connection)``.
+
+    An existing file ``unusable`` finds a reason against is removed and created anew ("the {label}
+    {path} {why}; rebuilding it"); ``create`` makes the tables of a new one.  A folder or file that
+    cannot be written gives an in-memory cache for this run and a message ending in ``kept``
+    ("statistics are kept in memory"); with ``busy_kept``, a file another process holds busy says so
+    in its own words instead.  Every message goes to ``messages`` (the caller shows them).
+    """
+    if path is not None:
+        try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            why = unusable(path) if os.path.exists(path) else None
+            if why is not None:
+                messages.append(f"the {label} {path} {why}; rebuilding it")
+                remove_cache_files(path)
+            conn = connect_cache(path)
+            if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
+                create(conn)
+            return path, conn
+        except _OPEN_ERRORS as err:
+            if busy_kept is not None and isinstance(err, sqlite3.Error) and is_busy(err):
+                messages.append(f"the {label} {path} is busy; {busy_kept}")
+            else:
+                messages.append(f"cannot write the {label} {path} ({damage_text(err)}); {kept}")
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    create(conn)
+    return None, conn
+
+
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "DAMAGE_ERRORS",
@@ -149,6 +189,7 @@ __all__ = [
     "damage_text",
     "is_busy",
     "is_damage",
+    "open_cache_file",
     "remove_cache_files",
     "schema_problem",
     "unusable_reason",

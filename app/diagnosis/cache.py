@@ -42,9 +42,9 @@ from typing import Any
 from app.cache_db import (
     BUSY_TIMEOUT_MS,
     DAMAGE_ERRORS,
-    connect_cache,
     damage_text,
     is_busy,
+    open_cache_file,
     remove_cache_files,
     schema_problem,
     unusable_reason,
@@ -79,7 +79,6 @@ CREATE TABLE verdicts(
 """
 _COLUMNS = "session_id, place, revision, status, reason, error_class, events, closers, title, last_time"
 
-_OPEN_ERRORS: tuple[type[BaseException], ...] = (OSError, *DAMAGE_ERRORS)  # a folder or file we cannot write
 Wanted = tuple[str, str, str | None]  # (session id, place, the revision the listing reports now)
 
 
@@ -140,27 +139,15 @@ class DiagnosisCache:
     # ------------------------------------------------------------ opening
 
     def _open(self, path: str | None) -> tuple[str | None, sqlite3.Connection]:
-        if path is not None:
-            try:
-                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-                why = self._unusable(path) if os.path.exists(path) else None
-                if why is not None:
-                    self.messages.append(f"the diagnosis cache {path} {why}; rebuilding it")
-                    remove_cache_files(path)
-                conn = connect_cache(path)
-                if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
-                    self._create(conn)
-                return path, conn
-            except _OPEN_ERRORS as err:
-                if isinstance(err, sqlite3.Error) and is_busy(err):
-                    self.messages.append(f"the diagnosis cache {path} is busy; verdicts are kept in memory this time")
-                else:
-                    self.messages.append(
-                        f"cannot write the diagnosis cache {path} ({damage_text(err)}); verdicts are kept in memory"
-                    )
-        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        self._create(conn)
-        return None, conn
+        return open_cache_file(
+            path,
+            label="diagnosis cache",
+            kept="verdicts are kept in memory",
+            busy_kept="verdicts are kept in memory this time",
+            unusable=self._unusable,
+            create=self._create,
+            messages=self.messages,
+        )
 
     def _unusable(self, path: str) -> str | None:
         try:

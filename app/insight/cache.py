@@ -42,9 +42,9 @@ import orjson
 from app.cache_db import (
     BUSY_TIMEOUT_MS,
     DAMAGE_ERRORS,
-    connect_cache,
     damage_text,
     is_damage,
+    open_cache_file,
     remove_cache_files,
     schema_problem,
     unusable_reason,
@@ -161,8 +161,6 @@ SESSION_COLUMNS = (
 )
 
 
-_OPEN_ERRORS: tuple[type[BaseException], ...] = (OSError, *DAMAGE_ERRORS)  # a folder or a file we cannot write
-
 _INSERT_SESSION = (
     f"INSERT INTO sessions({', '.join(SESSION_COLUMNS)}, summary) VALUES ({', '.join('?' * (len(SESSION_COLUMNS) + 1))})"
 )
@@ -234,22 +232,14 @@ class InsightCache:
     # ------------------------------------------------------------ opening
 
     def _open(self, path: str | None) -> tuple[str | None, sqlite3.Connection]:
-        if path is not None:
-            try:
-                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-                why = self._unusable(path) if os.path.exists(path) else None
-                if why is not None:
-                    self.messages.append(f"the statistics cache {path} {why}; rebuilding it")
-                    remove_cache_files(path)
-                conn = connect_cache(path)
-                if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
-                    self._create(conn)
-                return path, conn
-            except _OPEN_ERRORS as err:
-                self.messages.append(f"cannot write the statistics cache {path} ({damage_text(err)}); it is kept in memory")
-        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        self._create(conn)
-        return None, conn
+        return open_cache_file(
+            path,
+            label="statistics cache",
+            kept="it is kept in memory",
+            unusable=self._unusable,
+            create=self._create,
+            messages=self.messages,
+        )
 
     def _unusable(self, path: str) -> str | None:
         def problem(conn: sqlite3.Connection, meta: dict[Any, Any]) -> str | None:
