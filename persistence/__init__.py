@@ -32,6 +32,8 @@ so).  What is exported, by concern:
   never leave the engine (each is a ``SessionPersistenceError``);
 - content sniffing of received files: ``transcript_compression`` (a lone transcript, by its first
   bytes whatever its name) and ``is_sqlite_file``;
+- ``jsonl_backups_beside``: the repair backups beside the transcripts a JSONL listing found (no second
+  walk of the root);
 - the repair guard's probes of other writers: ``jsonl_writer_holds`` (a live SessionScope session
   holds this transcript) and ``writer_lock_held`` (a SQLite write transaction is open);
 - ``persistence.testing`` (a public module, not imported here): damaged logs made to order (torn
@@ -72,6 +74,7 @@ from persistence.errors import (
     upstream_class_of,
 )
 from persistence.jsonl.backend import JsonlSessionPersistence
+from persistence.jsonl.backups import backups_beside as jsonl_backups_beside
 from persistence.jsonl.entries import HeaderCache, header_listing_problem, read_header_line, read_header_outcome
 from persistence.jsonl.locks import writer_holds as jsonl_writer_holds
 from persistence.jsonl.paths import decode_segment
@@ -181,6 +184,7 @@ __all__ = [
     "js_dumps",
     "js_dumps_str",
     "js_number",
+    "jsonl_backups_beside",
     "jsonl_writer_holds",
     "list_part",
     "listing_parts",

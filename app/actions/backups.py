@@ -32,8 +32,6 @@ from app.actions.repair import (
 from persistence import CoordinatedPersistence, SessionConflictError, SessionPersistenceError
 
 BACKUP_NAME = re.compile(r"\.bak-\d{8}T\d{6}Z(?:-\d+)?$")
-# The engine's ``backup_candidates`` rule: a backup of either transcript name in a session folder.
-_FOLDER_BACKUP = re.compile(r"^session\.jsonl(?:\.zstd)?\.bak-\d{8}T\d{6}Z(?:-\d+)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,26 +146,6 @@ async def restore_backup(
     return RestoreResult(session_id, backup_path, current, after)
 
 
-def backups_beside(sessions: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(session id, backup path) beside each (session id, transcript path) of a JSONL listing, in order.
-
-    For a root whose every entry is a listed session this is what the engine's ``backup_candidates``
-    returns, without its second walk of the root and second read of every header: one ``listdir``
-    per session folder (~0.06 s per 10,000 sessions, where the second walk cost ~0.14 s beside
-    ``verify``'s own).
-    """
-    out: list[tuple[str, str]] = []
-    for session_id, transcript in sessions:
-        folder = os.path.dirname(transcript)
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        found = sorted(n for n in names if n.startswith("session.jsonl") and _FOLDER_BACKUP.match(n))
-        out.extend((session_id, os.path.join(folder, n)) for n in found)
-    return out
-
-
 async def find_lost_records(
     store: CoordinatedPersistence, candidates: Sequence[tuple[str, str]] | None = None
 ) -> list[tuple[str, BackupInfo]]:
@@ -175,7 +153,7 @@ async def find_lost_records(
 
     Backups are found by the engine without listing sessions, so a root with a broken session still
     has its backups checked; only sessions with a backup are read.  ``candidates`` ((session id,
-    backup path), e.g. ``backups_beside`` of a clean listing) stands for the engine's search.
+    backup path), e.g. ``persistence.jsonl_backups_beside`` of a clean listing) stands for the engine's search.
     """
     found: list[tuple[str, BackupInfo]] = []
     for session_id, path in await store.backup_candidates() if candidates is None else candidates:

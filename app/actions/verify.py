@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.actions.artifacts import read_only_view
-from app.actions.backups import backups_beside
 from app.diagnosis.cache import DiagnosisCache, sqlite_place
 from app.diagnosis.parallel import judge_all, open_cache, place_of
 from app.diagnosis.verdicts import Verdict
@@ -28,6 +27,7 @@ from persistence import (
     SessionPersistenceError,
     decode_segment,
     header_listing_problem,
+    jsonl_backups_beside,
     upstream_class_of,
 )
 
@@ -276,7 +276,7 @@ async def _clean_rows(
     while the cache is read and the sessions judged."""
     if backups_found is None:
         return await _listed_rows(store, clean, walk, cache, progress)
-    looking = asyncio.ensure_future(asyncio.to_thread(backups_beside, [(sid, p) for sid, p in clean if p is not None]))
+    looking = asyncio.ensure_future(asyncio.to_thread(jsonl_backups_beside, [(sid, p) for sid, p in clean if p is not None]))
     try:
         rows = await _listed_rows(store, clean, walk, cache, progress)
     except BaseException:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 
 from persistence.backend import CancelToken, StoredLog
 from persistence.errors import SessionPersistenceError, SessionStorageCorruptError
@@ -17,6 +18,28 @@ from persistence.jsonl.writer import JsonlWriter
 
 # ``session.jsonl[.zstd].bak-<UTC stamp>[-N]``: what a repair or restore leaves (never ``.partial-`` copies).
 BACKUP_NAME = re.compile(r"^session\.jsonl(?:\.zstd)?\.bak-\d{8}T\d{6}Z(?:-\d+)?$")
+
+
+def backup_names(folder: str) -> list[str]:
+    """The names of the backup copies in a session folder, sorted (none when it cannot be listed)."""
+    try:
+        return sorted(n for n in os.listdir(folder) if BACKUP_NAME.match(n))
+    except OSError:
+        return []
+
+
+def backups_beside(sessions: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(session id, backup path) beside each (session id, transcript path) a listing already found, in order.
+
+    What ``backup_candidates`` returns for a root whose every entry is a listed session, without its own
+    walk of the root and read of every header: one ``listdir`` per session folder (~0.06 s per 10,000
+    sessions, where the second walk cost ~0.14 s beside ``verify``'s own).
+    """
+    out: list[tuple[str, str]] = []
+    for session_id, transcript in sessions:
+        folder = os.path.dirname(transcript)
+        out.extend((session_id, os.path.join(folder, n)) for n in backup_names(folder))
+    return out
 
 
 class JsonlBackups(JsonlWriter):
@@ -32,10 +55,7 @@ class JsonlBackups(JsonlWriter):
             transcript = entry.transcript(self.compression)
             if transcript is None:
                 continue
-            try:
-                names = sorted(n for n in os.listdir(entry.path) if BACKUP_NAME.match(n))
-            except OSError:
-                continue
+            names = backup_names(entry.path)
             if not names:
                 continue
             try:

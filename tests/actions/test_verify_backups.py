@@ -1,6 +1,6 @@
 """verify's one walk finds a clean root's repair backups exactly as the engine's own search does.
 
-``backups_beside`` (one ``listdir`` per listed session folder) stands for the engine's
+``jsonl_backups_beside`` (one ``listdir`` per listed session folder) stands for the engine's
 ``backup_candidates`` (a second walk of the root) when every entry of the root is a listed session;
 any other root still goes through the engine, so its backups are found as before.
 """
@@ -16,8 +16,8 @@ import sessionkit as sk
 from actionkit import run
 
 from app.actions import verify
-from app.actions.backups import backups_beside, find_lost_records
-from persistence import JsonlSessionPersistence, open_store
+from app.actions.backups import find_lost_records
+from persistence import JsonlSessionPersistence, jsonl_backups_beside, open_store
 
 STAMP = "20260101T000000Z"
 
@@ -82,7 +82,7 @@ def test_the_walk_finds_what_the_engine_finds(tmp_path: Path, compression: str) 
     found, _rows = run(_verify(root))
     assert found == [engine]
     listed = [(sid, str(sk.artifact(root, sk.WORK, sid, compression))) for sid in ("a", "b", "c")]
-    assert backups_beside(listed) == engine
+    assert jsonl_backups_beside(listed) == engine
 
 
 def _lose_records(root: Path, sid: str, compression: str) -> str:

@@ -46,6 +46,7 @@ APP_FACING = [
     "containing_folder",
     "store_files",
     "writer_files",
+    "jsonl_backups_beside",
 ]
 STORE_METHODS = [
     "view",
