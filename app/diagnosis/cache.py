@@ -201,37 +201,31 @@ class DiagnosisCache:
 
     def snapshot(self) -> dict[tuple[str, str], Verdict]:
         """Every stored verdict by (session id, place), as stored (the window compares revisions itself)."""
-        with self._lock:
-            try:
-                rows = self.conn.execute(f"SELECT {_COLUMNS} FROM verdicts").fetchall()
-            except DAMAGE_ERRORS as err:
-                if isinstance(err, sqlite3.Error) and is_busy(err):
-                    return {}
-                self.reset(damage_text(err))
-                return {}
-        return {(r[0], r[1]): Verdict(*r) for r in rows}
+        return {(r[0], r[1]): Verdict(*r) for r in self._rows()}
 
     def lookup(self, wanted: Iterable[Wanted]) -> dict[tuple[str, str], Verdict]:
         """The stored verdicts of ``wanted`` whose revision is the one the listing reports now."""
         want = {(clean_text(sid), clean_text(place)): (sid, place, rev) for sid, place, rev in wanted if rev is not None}
         if not want:
             return {}
-        with self._lock:
-            try:
-                rows = self.conn.execute(f"SELECT {_COLUMNS} FROM verdicts").fetchall()
-            except DAMAGE_ERRORS as err:
-                if isinstance(err, sqlite3.Error) and is_busy(err):
-                    return {}
-                self.reset(damage_text(err))
-                return {}
         out: dict[tuple[str, str], Verdict] = {}
-        for sid_c, place_c, revision, status, reason, error_class, events, closers, title, last_time in rows:
+        for sid_c, place_c, revision, status, reason, error_class, events, closers, title, last_time in self._rows():
             found = want.get((sid_c, place_c))
             if found is None or found[2] != revision:
                 continue  # a stale entry is never used: the log changed since it was judged
             sid, place, _ = found
             out[(sid, place)] = Verdict(sid, place, revision, status, reason, error_class, events, closers, title, last_time)
         return out
+
+    def _rows(self) -> list[tuple[Any, ...]]:
+        """Every stored row; none while another process holds the file busy, and a damaged file rebuilt."""
+        with self._lock:
+            try:
+                return self.conn.execute(f"SELECT {_COLUMNS} FROM verdicts").fetchall()
+            except DAMAGE_ERRORS as err:
+                if not (isinstance(err, sqlite3.Error) and is_busy(err)):
+                    self.reset(damage_text(err))
+                return []
 
     def store(self, verdicts: Iterable[Verdict]) -> int:
         """Keep what can be kept of ``verdicts`` (one transaction); how many were stored (0 when busy)."""
