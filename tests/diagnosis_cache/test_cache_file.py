@@ -25,7 +25,6 @@ from damagedkit import BACKENDS, build_damaged, storage_of
 
 import app.diagnosis.parallel as parallel
 from app.diagnosis.cache import CACHE_DIR_NAME, RACY_NS, cache_path
-from app.diagnosis.verdicts import Verdict
 from persistence import JsonlSessionPersistence
 
 pytestmark = pytest.mark.timeout(180)
@@ -76,27 +75,6 @@ def digest(root: Path) -> dict[str, tuple[str, int]]:
 
 def cache_folder() -> Path:
     return Path(os.environ["SESSIONSCOPE_CACHE_DIR"]) / CACHE_DIR_NAME
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Each test's own cache folder (the window tests' conftest points every test at one shared folder)."""
-    folder = tmp_path / "user-cache"
-    monkeypatch.setenv("SESSIONSCOPE_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def judged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    real = parallel.judge
-
-    async def spy(store: Any, session_id: str, place: str = "", expected: str | None = None) -> Verdict:
-        seen.append(session_id)
-        return await real(store, session_id, place, expected)
-
-    monkeypatch.setattr(parallel, "judge", spy)
-    return seen
 
 
 def test_the_cache_lives_in_the_user_cache_folder_and_read_verbs_leave_the_root_alone(

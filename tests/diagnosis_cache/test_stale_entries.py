@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 import sessionkit as sk
 
-import app.diagnosis.parallel as parallel
 from app.diagnosis.cache import RACY_NS, DiagnosisCache, cache_path, racy
 from app.diagnosis.verdicts import Verdict
 from persistence import JsonlSessionPersistence, open_store
@@ -69,28 +68,6 @@ def main_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any,
     code = main([*args, "--json"])
     out, err = capsys.readouterr()
     return code, json.loads(out), err
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Each test's own cache folder (the window tests' conftest points every test at one shared folder)."""
-    folder = tmp_path / "user-cache"
-    monkeypatch.setenv("SESSIONSCOPE_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def judged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The session ids read (not taken from the cache) by the command line, in this process."""
-    seen: list[str] = []
-    real = parallel.judge
-
-    async def spy(store: Any, session_id: str, place: str = "", expected: str | None = None) -> Verdict:
-        seen.append(session_id)
-        return await real(store, session_id, place, expected)
-
-    monkeypatch.setattr(parallel, "judge", spy)
-    return seen
 
 
 def statuses(report: dict[str, Any]) -> dict[str, str]:
