@@ -41,6 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
+from common import until  # noqa: E402
+
 RESULT_PREFIX = "RESULT "
 TARGET_WARM = 1.5  # verify warm / list
 TARGET_COLD = 6.0  # verify cold / list
@@ -97,15 +99,6 @@ def bench_cli(args: argparse.Namespace, root: str) -> dict[str, float]:
 # ---------------------------------------------------------------- the window (a child process per open)
 
 
-async def _until(pred: Any, timeout: float = 900.0, step: float = 0.005) -> float:
-    t0 = time.perf_counter()
-    while not pred():
-        if time.perf_counter() - t0 > timeout:
-            raise TimeoutError("benchmark condition not reached")
-        await asyncio.sleep(step)
-    return time.perf_counter()
-
-
 def run_child(root: str) -> None:
     """One window open in this process; prints ``RESULT {json}``."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -129,8 +122,8 @@ def run_child(root: str) -> None:
         w.show()
         t0 = time.perf_counter()
         w.open_root(root)
-        t_listed = await _until(w.controller.listed.is_set)
-        t_known = await _until(lambda: not w.session_model.status_counts().get("pending"))
+        t_listed = await until(w.controller.listed.is_set, timeout=900.0, step=0.005)
+        t_known = await until(lambda: not w.session_model.status_counts().get("pending"), timeout=900.0, step=0.005)
         out.update(
             rows=w.session_model.rowCount(),
             listed_s=t_listed - t0,

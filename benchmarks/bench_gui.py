@@ -43,7 +43,7 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a visible window, on any ma
 # Peak RSS in MiB: VmHWM on Linux, since a child's ``ru_maxrss`` starts at its parent's peak and this
 # parent may have just written 202k events (bench_gui_search.py imports it from here).
 from bench_engine import peak_rss_mb  # noqa: E402
-from common import write_big_once  # noqa: E402
+from common import until, write_big_once  # noqa: E402
 from synthetic import session_events  # noqa: E402
 
 from persistence import CoordinatedPersistence, JsonlSessionPersistence, SessionHeader, js_dumps  # noqa: E402
@@ -158,15 +158,6 @@ class StallMeter:
     def stop_ms(self) -> float:
         self._timer.stop()
         return max(0.0, self.max_gap - self.interval) * 1000
-
-
-async def until(pred: Any, timeout: float = 600.0, step: float = 0.002) -> float:
-    t0 = time.perf_counter()
-    while not pred():
-        if time.perf_counter() - t0 > timeout:
-            raise TimeoutError("benchmark condition not reached")
-        await asyncio.sleep(step)
-    return time.perf_counter()
 
 
 async def bench_list(root: str, out: dict[str, Any]) -> None:

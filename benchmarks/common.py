@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import time
 from collections.abc import Callable
 
 from synthetic import batches, session_events
@@ -42,4 +43,17 @@ def write_big_once(
     return root
 
 
-__all__ = ["BIG_CREATED_AT_MS", "write_big_once"]
+async def until(pred: Callable[[], object], timeout: float = 600.0, step: float = 0.002) -> float:
+    """Poll ``pred`` every ``step`` seconds on the running loop; the ``perf_counter`` when it first held.
+
+    Raises ``TimeoutError`` after ``timeout`` seconds: a benchmark whose condition never comes fails loudly.
+    """
+    t0 = time.perf_counter()
+    while not pred():
+        if time.perf_counter() - t0 > timeout:
+            raise TimeoutError("benchmark condition not reached")
+        await asyncio.sleep(step)
+    return time.perf_counter()
+
+
+__all__ = ["BIG_CREATED_AT_MS", "until", "write_big_once"]
