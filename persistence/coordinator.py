@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -242,6 +243,31 @@ class CoordinatedPersistence(CoordinatorCore, SessionPersistence):
         async with self._lock(session_id):
             diagnosis, source, raw_bytes = await self._run(lambda t: self._examine(session_id, t, raw), signal)
             return view_of(diagnosis, source, raw_bytes)
+
+    async def views(self, session_ids: Sequence[str], signal: AbortSignal | None = None) -> builtins.list[SessionView]:
+        """``view`` of each id, in order, read in one call to a worker thread.
+
+        Why: on a small session the read is ~0.4 ms and the hop to a worker thread (locks, handoff,
+        wakeup) about as much again, so a worker process judging a root's sessions one ``view`` at a
+        time spent half its time hopping (10,000 sessions: ~3.7 s of CPU, issue 25).  Each id's lock is
+        held for the whole batch (taken in sorted order, so two batches cannot deadlock); keep batches
+        small (tens of sessions) where other callers wait on the same ids.  Cancellation is checked
+        between sessions; a repeated id is read once.
+        """
+        unique = sorted(set(session_ids))
+        async with contextlib.AsyncExitStack() as held:
+            for session_id in unique:
+                await held.enter_async_context(self._lock(session_id))
+
+            def work(t: CancelToken) -> dict[str, SessionView]:
+                out: dict[str, SessionView] = {}
+                for session_id in unique:
+                    t.check()
+                    out[session_id] = view_of(*self._examine(session_id, t, False))
+                return out
+
+            by_id = await self._run(work, signal)
+        return [by_id[session_id] for session_id in session_ids]
 
     def _examine(
         self, session_id: str, t: CancelToken, keep_raw: bool

@@ -30,7 +30,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from app.diagnosis.cache import DiagnosisCache, Wanted, cacheable_root
-from app.diagnosis.verdicts import Verdict, judge
+from app.diagnosis.verdicts import Verdict, judge, judge_many
 from persistence import CoordinatedPersistence, open_store
 
 CHUNK = 48  # sessions per task sent to a worker (~0.1-0.5 s of work: cancellation stays prompt)
@@ -58,10 +58,7 @@ def judge_chunk(root: str, backend: str, jobs: list[Job]) -> list[Verdict]:
     if store is None:  # backend "": what the path holds (the window's ``open_for_viewing``)
         store = _stores[(root, backend)] = open_store(root, backend or None, read_only=True, create=False)
 
-    async def run() -> list[Verdict]:
-        return [await judge(store, sid, place, rev) for sid, place, rev in jobs]
-
-    return _loop.run_until_complete(run())
+    return _loop.run_until_complete(judge_many(store, jobs))
 
 
 def _watch_parent(parent_pid: int) -> None:
