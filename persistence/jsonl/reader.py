@@ -26,6 +26,7 @@ from persistence.jsonl.files import (
     revision_stamp,
     transcript_text,
 )
+from persistence.jsonl.folder_names import FolderNames, loosened
 from persistence.jsonl.parse import (
     count_intact_records,
     parse_log,
@@ -35,7 +36,16 @@ from persistence.jsonl.parse import (
     stored_log,
     tail_mark,
 )
-from persistence.jsonl.paths import ARTIFACT_NAME, PathEncodingError, encode_segment, log_path, opposite, suffix_for
+from persistence.jsonl.paths import (
+    ARTIFACT_NAME,
+    RAW_SUFFIX,
+    ZSTD_SUFFIX,
+    PathEncodingError,
+    encode_segment,
+    log_path,
+    opposite,
+    suffix_for,
+)
 from persistence.jsonl.prefix import transcript_prefix
 from persistence.jsonl.tail_marks import CHECK_BYTES, TailMark, TailMarks
 from persistence.listing import ListedEntry
@@ -64,6 +74,7 @@ class JsonlReader(StorageBackend):
         self._preflight_lock = threading.Lock()
         self._preflight_outcome: BaseException | bool | None = None
         self._tails = TailMarks()
+        self._folder_names = FolderNames()
         try:
             os.listdir(self.root)
         except FileNotFoundError:
@@ -134,8 +145,11 @@ class JsonlReader(StorageBackend):
         folder), so one unreadable folder does not take down every healthy session's reads.
         """
         seg = encode_segment(session_id)
+        names = loosened((seg, seg + ZSTD_SUFFIX, seg + RAW_SUFFIX))
         matches = []
         for project in discovery.project_dirs(self.root):
+            if self._folder_names.surely_absent(project, names):
+                continue
             probe = discovery.probe_id(project, seg)
             if probe.flat is not None:
                 raise self._flat(probe.flat)
