@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from persistence.backend import CancelToken
 from persistence.errors import SessionStorageCorruptError
 from persistence.jsonl import frames
+from persistence.jsonl.decode_into import decode_frames_into
 
 HEADER_CHUNK = 8192  # bytes read per step while looking for the header line
 
@@ -159,7 +160,7 @@ def transcript_text(path: str, compression: str, token: CancelToken) -> tuple[st
     room = len(data) * ZSTD_TEXT_ROOM
     if room <= SCRATCH_KEEP_BYTES:
         with scratch_buffer(room) as buf:
-            n = frames.decode_frames_into(data, ranges, bounds, buf)
+            n = decode_frames_into(data, ranges, bounds, buf)
             if n is not None:
                 with memoryview(buf) as whole, whole[:n] as view:
                     text = str(view, "utf-8", "replace")

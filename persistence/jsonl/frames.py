@@ -175,7 +175,7 @@ def plaintext_cap(compressed_bytes: int) -> int:
 _local = threading.local()
 
 
-def _decompressor() -> zstandard.ZstdDecompressor:
+def decompressor() -> zstandard.ZstdDecompressor:
     # Creating a decompressor context costs more than decoding a header frame; one per thread.
     d = getattr(_local, "d", None)
     if d is None:
@@ -252,7 +252,7 @@ def decompress_bounded(data: bytes | bytearray | memoryview, cap: int) -> tuple[
     """
     view = memoryview(data)
     n = len(view)
-    dobj = _decompressor().decompressobj()
+    dobj = decompressor().decompressobj()
     if _declared_size(view) > cap:
         # Refused unread. A smaller declared size proves nothing: with zstandard 0.25, a frame declaring
         # 60,000,000 bytes decoded to 1 GiB without an error, so it is bounded like any other.
@@ -298,7 +298,7 @@ def _decode_whole(view: memoryview, cap: int) -> bytes | None:
     most = _frame_bound(view)
     if most is None or most > cap or _declared_size(view) > cap:
         return None
-    dobj = _decompressor().decompressobj()
+    dobj = decompressor().decompressobj()
     try:
         out = dobj.decompress(view)
     except zstandard.ZstdError:
@@ -323,12 +323,12 @@ def decode_frames(buf: bytes | bytearray | memoryview, ranges: list[tuple[int, i
     view = memoryview(buf)
     if not ranges:
         return b""
-    if bounds is not None and len(ranges) > 1 and _all_bounded(ranges, bounds):
+    if bounds is not None and len(ranges) > 1 and all_bounded(ranges, bounds):
         start, end = ranges[0][0], ranges[-1][1]
         flat = list(chain.from_iterable(ranges))
         if flat[1:-1:2] == flat[2::2]:  # each frame starts where the one before ended
             try:
-                return _decompressor().decompressobj(read_across_frames=True).decompress(view[start:end])
+                return decompressor().decompressobj(read_across_frames=True).decompress(view[start:end])
             except zstandard.ZstdError:
                 pass  # named below, frame by frame
     if len(ranges) == 1:
@@ -336,37 +336,7 @@ def decode_frames(buf: bytes | bytearray | memoryview, ranges: list[tuple[int, i
     return b"".join([decode_frame(view, start, end) for start, end in ranges])
 
 
-def decode_frames_into(buf: bytes, ranges: list[tuple[int, int]], bounds: list[int], out: bytearray) -> int | None:
-    """``decode_frames(buf, ranges, bounds)`` written into ``out`` instead of a new ``bytes``: how many
-    bytes it wrote; None when the frames do not take the one-stream path, the decoder refuses them, or
-    their plaintext does not fit ``out`` (``decode_frames`` then decodes them, and names any damage).
-
-    Why: ``read_raw`` decodes its text straight from a buffer kept across reads; a fresh 5 MB of
-    plaintext cost ~1,200 page faults, a third of the 202k-event log's decode (issue 25).
-    """
-    if len(ranges) < 2 or not _all_bounded(ranges, bounds):
-        return None
-    flat = list(chain.from_iterable(ranges))
-    if flat[1:-1:2] != flat[2::2]:
-        return None
-    start, end = ranges[0][0], ranges[-1][1]
-    got = 0
-    with memoryview(buf) as whole, whole[start:end] as span, memoryview(out) as dest:
-        try:
-            reader = _decompressor().stream_reader(span, read_across_frames=True)
-            with reader:
-                while got < len(dest):
-                    with dest[got:] as rest:
-                        n = reader.readinto(rest)
-                    if not n:
-                        return got
-                    got += n
-                return None if reader.read(1) else got  # a full buffer: more plaintext does not fit
-        except zstandard.ZstdError:
-            return None
-
-
-def _all_bounded(ranges: list[tuple[int, int]], bounds: list[int]) -> bool:
+def all_bounded(ranges: list[tuple[int, int]], bounds: list[int]) -> bool:
     if len(bounds) != len(ranges) or min(bounds) < 0:
         return False
     if max(bounds) <= MAX_FRAME_PLAINTEXT_BYTES:

@@ -10,8 +10,10 @@ in it must be the bytes before the first newline, whatever the text's encoding.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import zstandard
@@ -20,7 +22,8 @@ from hypothesis import strategies as st
 
 from persistence.backend import CancelToken
 from persistence.errors import SessionAbortedError, SessionStorageCorruptError
-from persistence.jsonl import files, frames
+from persistence.jsonl import decode_into, files, frames
+from persistence.jsonl.decode_into import decode_frames_into
 from persistence.jsonl.files import first_line_of, read_stable, read_stable_view
 
 
@@ -147,11 +150,22 @@ def _frame(plain: bytes, content_size: bool) -> bytes:
     room=st.integers(0, 2000),
     flip=st.one_of(st.none(), st.tuples(st.integers(0, 5), st.floats(0, 1))),
 )
+@pytest.mark.parametrize("threads", ["one thread", "two threads"])
 def test_decode_frames_into_writes_what_decode_frames_returns(
-    parts: list[bytes], sized: list[bool], room: int, flip: tuple[int, float] | None
+    threads: str, parts: list[bytes], sized: list[bool], room: int, flip: tuple[int, float] | None
 ) -> None:
     """Whatever it writes is ``decode_frames``' plaintext; None (never a part) when it cannot, so the
-    caller's fallback decodes it (and names any damage) as before."""
+    caller's fallback decodes it (and names any damage) as before.  "two threads": every span is split
+    between this thread and the helper, whatever its size (the halves' shares of the room too small,
+    a damaged frame in either half)."""
+    with (
+        mock.patch.object(decode_into, "TWO_THREADS_MIN_BYTES", 0 if threads == "two threads" else 1 << 62),
+        mock.patch.object(os, "cpu_count", lambda: 2),
+    ):
+        _decode_into_matches(parts, sized, room, flip)
+
+
+def _decode_into_matches(parts: list[bytes], sized: list[bool], room: int, flip: tuple[int, float] | None) -> None:
     data = b"".join(_frame(p, c) for p, c in zip(parts, sized, strict=False))
     bounds: list[int] = []
     ranges, _torn = frames.scan_frames(data, bounds=bounds)
@@ -167,7 +181,7 @@ def test_decode_frames_into_writes_what_decode_frames_returns(
         except SessionStorageCorruptError:
             return
     out = bytearray(b"\xee" * room)
-    n = frames.decode_frames_into(data, ranges, bounds, out)
+    n = decode_frames_into(data, ranges, bounds, out)
     try:
         want = frames.decode_frames(data, ranges, bounds)
     except SessionStorageCorruptError:
