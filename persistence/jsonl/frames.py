@@ -176,7 +176,7 @@ _local = threading.local()
 
 
 def decompressor() -> zstandard.ZstdDecompressor:
-    # Creating a decompressor context costs more than decoding a header frame; one per thread.
+    """This thread's decompressor (creating a context costs more than decoding a header frame)."""
     d = getattr(_local, "d", None)
     if d is None:
         d = _local.d = zstandard.ZstdDecompressor()
@@ -337,6 +337,8 @@ def decode_frames(buf: bytes | bytearray | memoryview, ranges: list[tuple[int, i
 
 
 def all_bounded(ranges: list[tuple[int, int]], bounds: list[int]) -> bool:
+    """Whether every frame of ``ranges`` has a bound (from ``scan_frames``) under its plaintext cap, so
+    one decoder may read across them all without a frame decoding past what a bomb check allows."""
     if len(bounds) != len(ranges) or min(bounds) < 0:
         return False
     if max(bounds) <= MAX_FRAME_PLAINTEXT_BYTES:
