@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from livekit import BACKEND_NAMES, SQLITE_CLASS, SQLITE_SKIP_REASON, open_backend, storage_path
+from livekit import SQLITE_CLASS, SQLITE_SKIP_REASON, open_backend
 from sessionkit import WORK, artifact, run
-from viewkit import build_store, compression_of
+from viewkit import compression_of
 
 from persistence import (
     ArtifactInfo,
@@ -25,15 +24,6 @@ from persistence import (
 
 pytestmark = [pytest.mark.usefixtures("fast_fsync"), pytest.mark.timeout(120)]
 needs_sqlite = pytest.mark.skipif(SQLITE_CLASS is None, reason=SQLITE_SKIP_REASON or "sqlite backend")
-
-
-@pytest.fixture(params=BACKEND_NAMES)
-def built(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    private = tmp_path / "store"
-    private.mkdir(mode=0o700)
-    storage = storage_path(request.param, private)
-    build_store(request.param, storage)
-    yield request.param, storage
 
 
 def _in_store(name: str, storage: Path, body: Any, **kwargs: Any) -> Any:

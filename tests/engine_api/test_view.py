@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +39,6 @@ from persistence.sqlite.connection import Database
 pytestmark = [pytest.mark.usefixtures("fast_fsync"), pytest.mark.timeout(120)]
 
 READABLE = ("ok", "open-turn", "torn-tail")
-
-
-@pytest.fixture(params=BACKEND_NAMES)
-def built(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    private = tmp_path / "store"
-    private.mkdir(mode=0o700)
-    storage = storage_path(request.param, private)
-    build_store(request.param, storage)
-    yield request.param, storage
 
 
 def _with_store(name: str, storage: Path, body: Callable[[CoordinatedPersistence], Any], **kwargs: Any) -> Any:

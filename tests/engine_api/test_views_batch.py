@@ -10,27 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from livekit import BACKEND_NAMES, open_backend, storage_path
+from livekit import open_backend
 from sessionkit import run
-from viewkit import STATUSES, build_store
+from viewkit import STATUSES
 
 from persistence import CoordinatedPersistence, SessionView
 
 pytestmark = [pytest.mark.usefixtures("fast_fsync"), pytest.mark.timeout(120)]
-
-
-@pytest.fixture(params=BACKEND_NAMES)
-def built(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    private = tmp_path / "store"
-    private.mkdir(mode=0o700)
-    storage = storage_path(request.param, private)
-    build_store(request.param, storage)
-    yield request.param, storage
 
 
 def _facts(view: SessionView) -> tuple[Any, ...]:
