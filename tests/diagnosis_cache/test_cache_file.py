@@ -15,16 +15,16 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sessionkit as sk
+from cachekit import age, main_json
 from damagedkit import BACKENDS, build_damaged, storage_of
 
 import app.diagnosis.parallel as parallel
-from app.diagnosis.cache import CACHE_DIR_NAME, RACY_NS, cache_path
+from app.diagnosis.cache import CACHE_DIR_NAME, cache_path
 from persistence import JsonlSessionPersistence
 
 pytestmark = pytest.mark.timeout(180)
@@ -49,19 +49,6 @@ def write_root(root: Path, n: int, compression: str = "zstd") -> list[str]:
 
     sk.run(go())
     return sids
-
-
-def age() -> None:
-    time.sleep(RACY_NS / 1e9 + 0.05)
-
-
-def main_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
-    from app.cli import main
-
-    capsys.readouterr()
-    code = main([*args, "--json"])
-    out, err = capsys.readouterr()
-    return code, json.loads(out), err
 
 
 def digest(root: Path) -> dict[str, tuple[str, int]]:

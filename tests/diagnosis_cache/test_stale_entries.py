@@ -10,7 +10,6 @@ one log and checks both what is printed and which sessions were read.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import time
@@ -19,8 +18,9 @@ from typing import Any
 
 import pytest
 import sessionkit as sk
+from cachekit import age, main_json, write_sessions
 
-from app.diagnosis.cache import RACY_NS, DiagnosisCache, cache_path, racy
+from app.diagnosis.cache import DiagnosisCache, cache_path, racy
 from app.diagnosis.verdicts import Verdict
 from persistence import JsonlSessionPersistence, open_store
 
@@ -31,43 +31,11 @@ SIDS = ("s-alpha", "s-beta", "s-gamma")
 
 
 def write_root(root: Path, compression: str = "none") -> None:
-    async def go() -> None:
-        store = JsonlSessionPersistence(root, compression=compression)
-        try:
-            for sid in SIDS:
-                await store.create(sk.meta(sid, CWD))
-                await store.append(sid, sk.one_turn_log())
-        finally:
-            await store.close()
-
-    sk.run(go())
+    write_sessions(root, f"jsonl-{compression}", SIDS)
 
 
 def write_sqlite(path: Path) -> None:
-    async def go() -> None:
-        store = open_store(path, "sqlite")
-        try:
-            for sid in SIDS:
-                await store.create(sk.meta(sid, CWD))
-                await store.append(sid, sk.one_turn_log())
-        finally:
-            await store.close()
-
-    sk.run(go())
-
-
-def age() -> None:
-    """Let every log become older than the race margin, so its verdict may be stored."""
-    time.sleep(RACY_NS / 1e9 + 0.05)
-
-
-def main_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
-    from app.cli import main
-
-    capsys.readouterr()
-    code = main([*args, "--json"])
-    out, err = capsys.readouterr()
-    return code, json.loads(out), err
+    write_sessions(path, "sqlite", SIDS)
 
 
 def statuses(report: dict[str, Any]) -> dict[str, str]:
