@@ -13,8 +13,9 @@ its compressed bytes have, and is moved into place after (one ``memmove``, ~0.3 
 Either half not fitting its share sends the whole span through one thread, as before.
 
 Below ``TWO_THREADS_MIN_BYTES`` of compressed input, or on one core, one thread decodes: handing
-work to the helper costs ~50-100 us.  The helper is one daemon thread for the process, started on
-first use; reads on several threads queue on it, each still decoding its first half itself.
+work to the helper costs ~50-100 us.  The helper is one thread for the process, started on first
+use; reads on several threads queue on it, each still decoding its first half itself.  A forked child
+starts its own (the parent's thread does not survive a fork; work queued to it would wait forever).
 """
 
 from __future__ import annotations
@@ -96,3 +97,12 @@ def _helper_pool() -> ThreadPoolExecutor:
         if _helper is None:
             _helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sessionscope-zstd")
         return _helper
+
+
+def _after_fork_in_child() -> None:
+    global _helper, _helper_lock
+    _helper, _helper_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

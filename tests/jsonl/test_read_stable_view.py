@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from unittest import mock
 
@@ -247,3 +248,39 @@ def test_transcript_text_equals_the_former_decoding(tmp_path: Path, monkeypatch:
     with pytest.raises(SessionStorageCorruptError) as want:
         _reference_text(damaged, "zstd")
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_decodes_on_two_threads_of_its_own(tmp_path: Path) -> None:
+    """The helper thread does not survive a fork: a child that used it before must start its own, not
+    queue work to a thread that is not there (it would wait forever)."""
+    plains = [b'{"n":%d,"text":"%s"}\n' % (i, b"x" * (i % 50)) for i in range(400)]
+    path = tmp_path / "session.jsonl.zstd"
+    _write_zstd(path, plains)
+    data = path.read_bytes()
+    bounds: list[int] = []
+    ranges, _torn = frames.scan_frames(data, bounds=bounds)
+    want = b"".join(plains)
+    with mock.patch.object(decode_into, "TWO_THREADS_MIN_BYTES", 0), mock.patch.object(os, "cpu_count", lambda: 2):
+        out = bytearray(len(want) * 2)
+        assert decode_frames_into(data, ranges, bounds, out) == len(want)  # the parent's helper exists now
+        pid = os.fork()
+        if pid == 0:  # the child: exit 0 only when its own decode finished right
+            code = 1
+            try:
+                mine = bytearray(len(want) * 2)
+                n = decode_frames_into(data, ranges, bounds, mine)
+                code = 0 if n == len(want) and bytes(mine[:n]) == want else 1
+            finally:
+                os._exit(code)
+        deadline = time.monotonic() + 30
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                pytest.fail("the forked child's decode never finished")
+            time.sleep(0.01)
+    assert os.waitstatus_to_exitcode(status) == 0
