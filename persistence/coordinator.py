@@ -244,26 +244,32 @@ class CoordinatedPersistence(CoordinatorCore, SessionPersistence):
             diagnosis, source, raw_bytes = await self._run(lambda t: self._examine(session_id, t, raw), signal)
             return view_of(diagnosis, source, raw_bytes)
 
-    async def views(self, session_ids: Sequence[str], signal: AbortSignal | None = None) -> builtins.list[SessionView]:
-        """``view`` of each id, in order, read in one call to a worker thread.
+    async def map_views(
+        self, session_ids: Sequence[str], digest: Callable[[SessionView], T], signal: AbortSignal | None = None
+    ) -> builtins.list[T]:
+        """``digest(view)`` of each id's ``view``, in order, the reads and digests done in one call to a
+        worker thread.
 
         Why: on a small session the read is ~0.4 ms and the hop to a worker thread (locks, handoff,
         wakeup) about as much again, so a worker process judging a root's sessions one ``view`` at a
-        time spent half its time hopping (10,000 sessions: ~3.7 s of CPU, issue 25).  Each id's lock is
-        held for the whole batch (taken in sorted order, so two batches cannot deadlock); keep batches
-        small (tens of sessions) where other callers wait on the same ids.  Cancellation is checked
-        between sessions; a repeated id is read once.
+        time spent half its time hopping (10,000 sessions: ~3.7 s of CPU, issue 25).  Only the digests
+        are kept: each view is dropped once digested, so a batch of big logs holds one view at a time
+        (besides the prepared-session cache every read fills).  ``digest`` runs on the worker thread (it
+        must not touch the event loop); what it raises ends the batch and is raised here.  Each id's
+        lock is held for the whole batch (taken in sorted order, so two batches cannot deadlock): keep
+        batches small (tens of sessions) where other callers wait on the same ids.  Cancellation is
+        checked between sessions; a repeated id is read and digested once.
         """
         unique = sorted(set(session_ids))
         async with contextlib.AsyncExitStack() as held:
             for session_id in unique:
                 await held.enter_async_context(self._lock(session_id))
 
-            def work(t: CancelToken) -> dict[str, SessionView]:
-                out: dict[str, SessionView] = {}
+            def work(t: CancelToken) -> dict[str, T]:
+                out: dict[str, T] = {}
                 for session_id in unique:
                     t.check()
-                    out[session_id] = view_of(*self._examine(session_id, t, False))
+                    out[session_id] = digest(view_of(*self._examine(session_id, t, False)))
                 return out
 
             by_id = await self._run(work, signal)

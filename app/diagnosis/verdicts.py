@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.records import latest_title
-from persistence import CoordinatedPersistence, SessionPersistenceError, upstream_class_of
+from persistence import CoordinatedPersistence, SessionDiagnosis, SessionPersistenceError, SessionView, upstream_class_of
 
 READABLE = frozenset({"ok", "open-turn", "torn-tail"})
 PREFIX_STATUSES = ("corrupt", "unsupported")  # refused logs whose readable prefix still names them (issue 24 item 5)
@@ -80,12 +80,13 @@ async def judge(store: Any, session_id: str, place: str = "", expected: str | No
         return Verdict(session_id, place, None, "corrupt", str(err), upstream_class_of(err), None, 0, None, None)
     except Exception as err:  # one session never stops a root's check
         return Verdict(session_id, place, None, "corrupt", f"{upstream_class_of(err)}: {err}", None, None, 0, None, None)
-    return await _verdict_of(store, view, session_id, place, expected, started)
+    return await _finished(store, _digest(view), session_id, place, expected, started)
 
 
 async def judge_many(store: CoordinatedPersistence, jobs: Sequence[tuple[str, str, str | None]]) -> list[Verdict]:
-    """``judge`` of each (session id, place, expected revision), the reads done in one engine call
-    (``CoordinatedPersistence.views``: half the cost of one ``view`` each on small sessions).
+    """``judge`` of each (session id, place, expected revision), the reads and all but a refused log's
+    follow-up done in one engine call (``CoordinatedPersistence.map_views``: half the cost of one
+    ``view`` each on small sessions; one view held at a time, however big the logs).
 
     Every verdict's ``started_ns`` is the batch's start: earlier than its own read, so the cache's
     racy-write rule (``cacheable``) is only stricter for it.  A batch the engine cannot read at all
@@ -93,40 +94,50 @@ async def judge_many(store: CoordinatedPersistence, jobs: Sequence[tuple[str, st
     own verdict."""
     started = time.time_ns()
     try:
-        views = await store.views([sid for sid, _place, _rev in jobs])
+        digests = await store.map_views([sid for sid, _place, _rev in jobs], _digest)
     except Exception:
         return [await judge(store, sid, place, rev) for sid, place, rev in jobs]
-    return [await _verdict_of(store, view, sid, place, rev, started) for view, (sid, place, rev) in zip(views, jobs, strict=True)]
+    return [
+        await _finished(store, digest, sid, place, rev, started) for digest, (sid, place, rev) in zip(digests, jobs, strict=True)
+    ]
 
 
-async def _verdict_of(store: Any, view: Any, session_id: str, place: str, expected: str | None, started: int) -> Verdict:
+# What a view says of its session, but where it is and when it was read: (revision, status, reason,
+# error class, events, closers, title, last time); a refused log's diagnosis when its readable prefix
+# must be read for the title (``_finished`` reads it).
+_Digest = tuple[str | None, str, str, str | None, int | None, int, str | None, int | None]
+
+
+def _digest(view: SessionView) -> _Digest | SessionDiagnosis:
+    """The verdict fields ``view`` gives (pure: it runs on the engine's worker thread too)."""
     d = view.diagnosis
-    revision = d.revision
-    table = view.stored.record_table()
     if not view.readable and d.status in PREFIX_STATUSES:
-        try:
-            prefix = await store.readable_prefix(session_id)
-        except (SessionPersistenceError, OSError):
-            prefix = None
-        if prefix is not None:
-            table = prefix.events
-        if revision is None and expected is not None:
-            revision = expected if await _stored_revision(store, session_id) == expected else None
+        return d
+    return _fields(d, d.revision, view.stored.record_table())
+
+
+async def _finished(
+    store: Any, digest: _Digest | SessionDiagnosis, session_id: str, place: str, expected: str | None, started: int
+) -> Verdict:
+    """A digest's verdict: a refused log's readable prefix read for its title and last time, and the
+    listed revision kept when the log provably still has it."""
+    if not isinstance(digest, SessionDiagnosis):
+        return Verdict(session_id, place, *digest, started)
+    d = digest
+    try:
+        prefix = await store.readable_prefix(session_id)
+    except (SessionPersistenceError, OSError):
+        prefix = None
+    revision = d.revision
+    if revision is None and expected is not None:
+        revision = expected if await _stored_revision(store, session_id) == expected else None
+    return Verdict(session_id, place, *_fields(d, revision, prefix.events if prefix is not None else ()), started)
+
+
+def _fields(d: SessionDiagnosis, revision: str | None, table: Any) -> _Digest:
     events = d.event_count - len(d.closers) if d.status in READABLE else None
     title = latest_title(table) if len(table) else None
-    return Verdict(
-        session_id,
-        place,
-        revision,
-        d.status,
-        d.reason,
-        d.error_class,
-        events,
-        len(d.closers),
-        title,
-        _last_time(table),
-        started,
-    )
+    return (revision, d.status, d.reason, d.error_class, events, len(d.closers), title, _last_time(table))
 
 
 __all__ = ["PREFIX_STATUSES", "READABLE", "UNCACHEABLE", "Verdict", "judge", "judge_many"]

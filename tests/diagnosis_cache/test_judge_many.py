@@ -1,6 +1,6 @@
 """``judge_many``: a worker's batch of verdicts equals one ``judge`` per session, damaged logs included.
 
-The batch reads through ``CoordinatedPersistence.views`` (one engine call for tens of sessions); what
+The batch reads through ``CoordinatedPersistence.map_views`` (one engine call for tens of sessions); what
 it must not change is any verdict: status, reason, counts, the readable prefix's title of a refused
 log, and the listed revision kept for it.  A batch the engine refuses as a whole falls back to one
 read per session.
@@ -62,10 +62,10 @@ def test_a_batch_the_engine_refuses_falls_back_to_one_read_each(tmp_path: Path, 
     async def go() -> list[Verdict]:
         store = open_backend("jsonl-zstd", storage)
 
-        async def refuse(_ids: Any, _signal: Any = None) -> Any:
+        async def refuse(_ids: Any, _digest: Any, _signal: Any = None) -> Any:
             raise OSError("the batch could not run")
 
-        monkeypatch.setattr(store, "views", refuse)
+        monkeypatch.setattr(store, "map_views", refuse)
         try:
             return await judge_many(store, await _jobs(store))
         finally:

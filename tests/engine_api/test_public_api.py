@@ -50,7 +50,7 @@ APP_FACING = [
 ]
 STORE_METHODS = [
     "view",
-    "views",  # issue 25: a worker's batch of reads in one hop
+    "map_views",  # issue 25: a worker's batch of reads in one hop
     "diagnose",
     "artifact",
     "session_sizes",

@@ -1,9 +1,10 @@
-"""``views()``: many reads in one hop, each equal to its own ``view()``, on every backend and status.
+"""``map_views()``: many reads (and their digests) in one hop, each view equal to its own ``view()``.
 
-A worker process judging a root's sessions calls ``views`` with tens of ids at a time (issue 25:
+A worker process judging a root's sessions calls ``map_views`` with tens of ids at a time (issue 25:
 the per-call hop cost as much as a small session's read).  These tests pin that a batch changes
-nothing a caller can see: same verdicts, events, closers and torn facts, in the order asked, a
-repeated id read once, and cancellation between sessions.
+nothing a caller can see, on every backend and status: same verdicts, events, closers and torn facts,
+in the order asked, a repeated id read and digested once, a digest's error raised, and cancellation
+between sessions.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def _facts(view: SessionView) -> tuple[Any, ...]:
     )
 
 
-def test_views_equal_one_view_each_in_the_order_asked(built: tuple[str, Path]) -> None:
+def test_map_views_sees_one_view_each_in_the_order_asked(built: tuple[str, Path]) -> None:
     name, storage = built
     asked = [*reversed(STATUSES), "ok", "no-such-session", "open-turn"]
 
@@ -44,7 +45,7 @@ def test_views_equal_one_view_each_in_the_order_asked(built: tuple[str, Path]) -
         batch_store = open_backend(name, storage)
         single_store = open_backend(name, storage)  # cold too: no cache shared with the batch
         try:
-            batch = await batch_store.views(asked)
+            batch = await batch_store.map_views(asked, lambda v: v)
             singles = [await single_store.view(sid) for sid in asked]
         finally:
             await batch_store.close()
@@ -60,13 +61,13 @@ def test_views_equal_one_view_each_in_the_order_asked(built: tuple[str, Path]) -
     assert batch[len(STATUSES)] is batch[ok_at]  # a repeated id is read once
 
 
-def test_views_of_nothing_is_nothing(built: tuple[str, Path]) -> None:
+def test_map_views_of_nothing_is_nothing(built: tuple[str, Path]) -> None:
     name, storage = built
 
     async def go() -> list[SessionView]:
         store = open_backend(name, storage)
         try:
-            return await store.views([])
+            return await store.map_views([], lambda v: v)
         finally:
             await store.close()
 
@@ -95,7 +96,7 @@ def test_a_cancelled_batch_stops_between_sessions_and_releases_its_locks(
 
         monkeypatch.setattr(store, "_examine", slow_examine)
         try:
-            task = asyncio.ensure_future(store.views(list(STATUSES)))
+            task = asyncio.ensure_future(store.map_views(list(STATUSES), lambda v: v.status))
             await started.wait()
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
@@ -109,3 +110,32 @@ def test_a_cancelled_batch_stops_between_sessions_and_releases_its_locks(
     view = run(go())
     assert view.status == "ok"
     assert examined and len(examined) < len(STATUSES)
+
+
+def test_each_view_is_digested_once_and_a_digest_error_is_raised(built: tuple[str, Path]) -> None:
+    name, storage = built
+    seen: list[str] = []
+
+    def digest(view: SessionView) -> tuple[str, int]:
+        seen.append(view.session_id)
+        return view.status, len(view.events)
+
+    def failing(view: SessionView) -> str:
+        if view.status == "corrupt":
+            raise LookupError("a digest that fails")
+        return view.status
+
+    async def go() -> list[tuple[str, int]]:
+        store = open_backend(name, storage)
+        try:
+            got = await store.map_views(["ok", "open-turn", "ok"], digest)
+            with pytest.raises(LookupError, match="a digest that fails"):
+                await store.map_views(list(STATUSES), failing)
+            assert (await store.view("ok")).status == "ok"  # the failed batch let go of every lock
+            return got
+        finally:
+            await store.close()
+
+    got = run(go())
+    assert sorted(seen) == ["ok", "open-turn"]
+    assert got[0] == got[2] and got[0][0] == "ok" and got[1][0] == "open-turn"
