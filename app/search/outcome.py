@@ -126,9 +126,9 @@ def outcome_of(store: CoordinatedPersistence, entry: ListedEntry, read: Read, ca
         return Outcome(REMOVED)
     if cancelled():
         raise IndexCancelled()
-    if status in READABLE_STATUSES and view.header is not None:
-        batch = extract(view.stored.segments())
-        return Outcome(FULL, view.header.to_json(), batch, view.revision, status, view.reason, "events")
+    full = full_outcome(view)
+    if full is not None:
+        return full
     if read.prefix is not None:
         prefix = read.prefix
         part = extract(prefix.events.segments()) if len(prefix.events) else None
@@ -136,6 +136,16 @@ def outcome_of(store: CoordinatedPersistence, entry: ListedEntry, read: Read, ca
         return Outcome(DAMAGED if part else HEADER_ONLY, meta, part, None, status, view.reason, "raw" if part else "listing")
     raw = read.raw
     return _damaged(entry, raw.data if raw else None, raw.compression if raw else None, status, view.reason, cancelled)
+
+
+def full_outcome(view: Any) -> Outcome | None:
+    """What to write for a readable ``view``: its header and every event's rows (None: the view is of a
+    busy, missing or refused log, which ``outcome_of`` handles with the reads it needs).  Pure: a shard
+    worker runs it on the engine's thread (``CoordinatedPersistence.map_views``)."""
+    if view.status in READABLE_STATUSES and view.header is not None:
+        batch = extract(view.stored.segments())
+        return Outcome(FULL, view.header.to_json(), batch, view.revision, view.status, view.reason, "events")
+    return None
 
 
 def _damaged(
@@ -200,6 +210,7 @@ def session_fields(
 __all__ = [
     "Outcome",
     "Read",
+    "full_outcome",
     "ident_of",
     "outcome_of",
     "read_bad_row",

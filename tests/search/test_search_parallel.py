@@ -321,3 +321,52 @@ async def _index_file(path: str, cache: Path) -> str:
         return indexer.index_file or ""
     finally:
         await indexer.aclose()
+
+
+@pytest.mark.parametrize("backend", ["jsonl-zstd", "jsonl-none"])
+def test_a_shard_read_ahead_writes_what_one_read_at_a_time_writes(
+    tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small sessions are read and extracted several at a time (``shards._read_ahead``); the shard's rows
+    and session fields are those of one read per session, damaged logs and bad rows included."""
+    from app.search import shards
+    from persistence import CoordinatedPersistence
+
+    path = make_root(tmp_path, backend, n=7)
+
+    async def listed() -> list[ShardJob]:
+        store = k.reader(path, backend)
+        try:
+            return [ShardJob(e, entry_key(e), entry_revision(e)) for e in await store.list_entries()]
+        finally:
+            await store.close()
+
+    jobs = k.run(listed())
+    batched: list[int] = []
+    real = CoordinatedPersistence.map_views
+
+    async def spy(self: CoordinatedPersistence, ids: Any, digest: Any, signal: Any = None) -> Any:
+        batched.append(len(ids))
+        return await real(self, ids, digest, signal)
+
+    monkeypatch.setattr(CoordinatedPersistence, "map_views", spy)
+
+    def shard_contents(name: str) -> tuple[Any, ...]:
+        shards._stores.clear()
+        shard = build_shard(path, backend, jobs, 1, 10_000, str(tmp_path / f"{name}.sqlite"))
+        conn = sqlite3.connect(tmp_path / f"{name}.sqlite")
+        try:
+            docs = conn.execute("SELECT * FROM docs ORDER BY id").fetchall()
+        finally:
+            conn.close()
+        return shard.sessions, docs
+
+    ahead = shard_contents("ahead")
+    assert batched and max(batched) >= 2
+    monkeypatch.setattr(shards, "READ_AHEAD", 1)  # a batch of one is never read ahead
+    batched.clear()
+    one_by_one = shard_contents("one-by-one")
+    assert batched == []
+    assert ahead == one_by_one
+    # jsonl-none's root holds a flat file, which refuses every read of it: all damaged, all the careful way
+    assert {s.action for s in ahead[0]} == ({"full"} if backend == "jsonl-zstd" else {"damaged"})
