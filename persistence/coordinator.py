@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TypeVar
 
 from persistence.artifact import ArtifactInfo, RawBytes
@@ -261,7 +260,7 @@ class CoordinatedPersistence(CoordinatorCore, SessionPersistence):
         checked between sessions; a repeated id is read and digested once.
         """
         unique = sorted(set(session_ids))
-        async with contextlib.AsyncExitStack() as held:
+        async with AsyncExitStack() as held:
             for session_id in unique:
                 await held.enter_async_context(self._lock(session_id))
 
