@@ -683,55 +683,54 @@ def write_json(path: str | None, report: dict[str, Any]) -> None:
 
 async def reads(args: argparse.Namespace) -> None:
     """``--reads``: only the issue-25 full-read and read_raw rows of the big session."""
-    compare_upstream = args.events == DEFAULT_EVENTS
-    kinds = [k for k in BACKENDS if not args.backend or k in args.backend]
-    work = args.workdir or tempfile.mkdtemp(prefix="bench-engine-")
-    os.makedirs(work, mode=0o700, exist_ok=True)
     print(
         f"issue 25 item 4: big session ({len(session_events(args.events))} events); median of {args.repeat} "
         f"interleaved rounds; {args.clock} clock"
     )
-    if not compare_upstream:
-        print("(non-default size: no upstream comparison, targets not judged)")
-    print(HEADER)
-    held: list[bool] = []
-    out: list[dict[str, Any]] = []
-    try:
-        for kind in kinds:
-            root, n = await build_big(kind, work, args.events, args.small_events, args.sessions)
-            for row in await bench_reads(kind, root, n, args.repeat):
-                line, holds = format_row(row, compare_upstream)
-                print(line, flush=True)
-                out.append(row_json(row, compare_upstream))
-                if holds is not None:
-                    held.append(holds)
-    finally:
-        if not args.workdir:
-            shutil.rmtree(work, ignore_errors=True)
-    if held:
-        print(f"targets held: {sum(held)}/{len(held)}")
-    write_json(args.json, {"repeat": args.repeat, "clock": args.clock, "rows": out})
+
+    async def rows_of(kind: str, work: str) -> list[Row]:
+        root, n = await build_big(kind, work, args.events, args.small_events, args.sessions)
+        return await bench_reads(kind, root, n, args.repeat)
+
+    await run_table(
+        args, args.events == DEFAULT_EVENTS, "(non-default size: no upstream comparison, targets not judged)", rows_of
+    )
 
 
 async def bench(args: argparse.Namespace) -> None:
     n_big, n_small, n_sessions = args.events, args.small_events, args.sessions
-    compare_upstream = (n_big, n_small, n_sessions) == (DEFAULT_EVENTS, DEFAULT_SMALL_EVENTS, DEFAULT_SESSIONS)
-    kinds = [k for k in BACKENDS if not args.backend or k in args.backend]
-    work = args.workdir or tempfile.mkdtemp(prefix="bench-engine-")
-    os.makedirs(work, mode=0o700, exist_ok=True)
     print(
         f"sessions: big {len(session_events(n_big))} events, small {len(session_events(n_small))} events; "
         f"stores of {n_sessions} and 1 sessions; median of {args.repeat} runs, fresh backend per run"
     )
+
+    async def rows_of(kind: str, work: str) -> list[Row]:
+        stores = await build_stores(kind, work, n_big, n_small, n_sessions)
+        return await bench_backend(stores, args.repeat, n_sessions, args.skip_rss)
+
+    compare_upstream = (n_big, n_small, n_sessions) == (DEFAULT_EVENTS, DEFAULT_SMALL_EVENTS, DEFAULT_SESSIONS)
+    await run_table(args, compare_upstream, "(non-default sizes: no upstream comparison, targets not judged)", rows_of)
+
+
+async def run_table(
+    args: argparse.Namespace,
+    compare_upstream: bool,
+    no_upstream: str,
+    rows_of: Callable[[str, str], Awaitable[list[Row]]],
+) -> None:
+    """Print the table of ``rows_of(kind, workdir)`` for every chosen backend, the targets held, and the
+    ``--json`` report; a workdir of its own is removed afterwards (``--workdir`` is kept for reuse)."""
+    kinds = [k for k in BACKENDS if not args.backend or k in args.backend]
+    work = args.workdir or tempfile.mkdtemp(prefix="bench-engine-")
+    os.makedirs(work, mode=0o700, exist_ok=True)
     if not compare_upstream:
-        print("(non-default sizes: no upstream comparison, targets not judged)")
+        print(no_upstream)
     print(HEADER)
     held: list[bool] = []
     out: list[dict[str, Any]] = []
     try:
         for kind in kinds:
-            stores = await build_stores(kind, work, n_big, n_small, n_sessions)
-            for row in await bench_backend(stores, args.repeat, n_sessions, args.skip_rss):
+            for row in await rows_of(kind, work):
                 line, holds = format_row(row, compare_upstream)
                 print(line, flush=True)
                 out.append(row_json(row, compare_upstream))

@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 from common import write_big_once  # noqa: E402
+from synthetic import closed_turn  # noqa: E402
 
 from persistence import CoordinatedPersistence, JsonlSessionPersistence  # noqa: E402
 from persistence.incremental import STATS  # noqa: E402
@@ -62,38 +63,6 @@ def build(workdir: str, kind: str, n_events: int) -> str:
     base = os.path.join(workdir, f"big-{kind}-{n_events}")
     root = os.path.join(base, "sessions.sqlite") if kind == "sqlite" else base
     return write_big_once(base, root, BIG_ID, n_events, lambda r: open_backend(kind, r))
-
-
-def next_turn(n: int, turn: int, t: int) -> list[dict[str, Any]]:
-    """One closed turn of 8 events continuing a log of ``n`` events (its 5 deltas become one packed row)."""
-    deltas = [
-        {
-            "type": "assistant/chunk",
-            "seq": n + 3 + i,
-            "time": t + 3,
-            "data": {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": f"part {i} "}},
-        }
-        for i in range(5)
-    ]
-    return [
-        {"type": "turn/start", "seq": n, "time": t, "data": {"turn": turn}},
-        {
-            "type": "user/message",
-            "seq": n + 1,
-            "time": t + 1,
-            "surfaceOp": "append",
-            "data": {
-                "id": f"follow-{n}",
-                "role": "user",
-                "content": [{"type": "text", "text": "follow"}],
-                "source": {"kind": "user"},
-            },
-        },
-        {"type": "step/start", "seq": n + 2, "time": t + 2, "data": {"turn": turn, "step": 1}},
-        *deltas,
-        {"type": "step/end", "seq": n + 8, "time": t + 4, "data": {"turn": turn, "step": 1}},
-        {"type": "turn/end", "seq": n + 9, "time": t + 5, "data": {"turn": turn, "reason": {"kind": "completed"}}},
-    ]
 
 
 def same_view(a: Any, b: Any) -> bool:
@@ -129,7 +98,7 @@ async def one_run(kind: str, root: str, raw: bool) -> tuple[float, float, str, b
         turns = [
             ev["data"]["turn"] for _i, ev in cold.events.record_table().scalars(max(0, n - 5000), n) if ev["type"] == "turn/start"
         ]
-        await writer.append(BIG_ID, next_turn(n, (max(turns) if turns else 0) + 1, int(last["time"]) + 1))
+        await writer.append(BIG_ID, closed_turn(n, (max(turns) if turns else 0) + 1, int(last["time"]) + 1, deltas=5))
         STATS.reset()
         t0 = time.perf_counter()
         grown = await reader.view(BIG_ID, raw=raw)

@@ -44,7 +44,7 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a visible window, on any ma
 # parent may have just written 202k events (bench_gui_search.py imports it from here).
 from bench_engine import peak_rss_mb  # noqa: E402
 from common import until, write_big_once  # noqa: E402
-from synthetic import session_events  # noqa: E402
+from synthetic import closed_turn, session_events  # noqa: E402
 
 from persistence import CoordinatedPersistence, JsonlSessionPersistence, SessionHeader, js_dumps  # noqa: E402
 from persistence.jsonl.frames import compress_frame, scan_frames  # noqa: E402
@@ -240,24 +240,7 @@ async def bench_session(kind: str, root: str, out: dict[str, Any], follow: bool)
 def _next_turn(records: Any, n: int) -> list[dict[str, Any]]:
     """A small closed turn continuing a log of ``n`` stored events."""
     turns = [r["data"]["turn"] for r in records[max(0, n - 5000) : n] if r.get("type") == "turn/start"]
-    turn = (max(turns) if turns else 0) + 1
-    t = int(records[n - 1].get("time", 0)) + 1
-    return [
-        {"type": "turn/start", "seq": n, "time": t, "data": {"turn": turn}},
-        {
-            "type": "user/message",
-            "seq": n + 1,
-            "time": t + 1,
-            "surfaceOp": "append",
-            "data": {
-                "id": f"follow-{n}",
-                "role": "user",
-                "content": [{"type": "text", "text": "follow me"}],
-                "source": {"kind": "user"},
-            },
-        },
-        {"type": "turn/end", "seq": n + 2, "time": t + 2, "data": {"turn": turn, "reason": {"kind": "completed"}}},
-    ]
+    return closed_turn(n, (max(turns) if turns else 0) + 1, int(records[n - 1].get("time", 0)) + 1)
 
 
 WRITER = """

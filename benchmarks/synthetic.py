@@ -115,3 +115,42 @@ def batches(events: list[dict[str, Any]], *, seed: int = 11, max_batch: int = 40
         out.append(events[i : i + n])
         i += n
     return out
+
+
+def closed_turn(n: int, turn: int, t: int, *, deltas: int = 0) -> list[dict[str, Any]]:
+    """One closed turn continuing a log of ``n`` events (seqs ``n`` on, times from ``t``): a prompt, and
+    with ``deltas`` a step streaming that many text deltas (a writer packs 3 or more into one row).
+    What the follow benchmarks append to the big session."""
+    step: list[dict[str, Any]] = []
+    if deltas:
+        step = [
+            {"type": "step/start", "seq": n + 2, "time": t + 2, "data": {"turn": turn, "step": 1}},
+            *(
+                {
+                    "type": "assistant/chunk",
+                    "seq": n + 3 + i,
+                    "time": t + 3,
+                    "data": {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": f"part {i} "}},
+                }
+                for i in range(deltas)
+            ),
+            {"type": "step/end", "seq": n + 3 + deltas, "time": t + 4, "data": {"turn": turn, "step": 1}},
+        ]
+    end = n + 2 + len(step)
+    return [
+        {"type": "turn/start", "seq": n, "time": t, "data": {"turn": turn}},
+        {
+            "type": "user/message",
+            "seq": n + 1,
+            "time": t + 1,
+            "surfaceOp": "append",
+            "data": {
+                "id": f"follow-{n}",
+                "role": "user",
+                "content": [{"type": "text", "text": "follow"}],
+                "source": {"kind": "user"},
+            },
+        },
+        *step,
+        {"type": "turn/end", "seq": end, "time": t + 5, "data": {"turn": turn, "reason": {"kind": "completed"}}},
+    ]
