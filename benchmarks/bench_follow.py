@@ -37,32 +37,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from common import write_big_once  # noqa: E402
+from common import BIG_ID, big_session, open_store_at  # noqa: E402
 from synthetic import closed_turn  # noqa: E402
 
-from persistence import CoordinatedPersistence, JsonlSessionPersistence  # noqa: E402
 from persistence.incremental import STATS  # noqa: E402
-from persistence.sqlite.backend import SqliteSessionPersistence  # noqa: E402
 
-BIG_ID: Final = "bench-big"
 BACKENDS: Final = ("jsonl-zstd", "jsonl-none", "sqlite")
 DEFAULT_EVENTS: Final = 202_000
 QUICK_EVENTS: Final = 3_000  # ``--quick``: a smoke run (tests/benchmarks), the ratios mean nothing there
 TARGET_RATIO: Final = 0.15  # issue 25: incremental view at most 0.15x of a cold view
-
-
-def open_backend(kind: str, root: str) -> CoordinatedPersistence:
-    """A store on ``root``: a JSONL root directory, or (sqlite) the database file."""
-    if kind == "sqlite":
-        return SqliteSessionPersistence(root)
-    return JsonlSessionPersistence(root, compression="zstd" if kind == "jsonl-zstd" else "none")
-
-
-def build(workdir: str, kind: str, n_events: int) -> str:
-    """The ``n_events`` session of ``kind``, written once; what a store opens."""
-    base = os.path.join(workdir, f"big-{kind}-{n_events}")
-    root = os.path.join(base, "sessions.sqlite") if kind == "sqlite" else base
-    return write_big_once(base, root, BIG_ID, n_events, lambda r: open_backend(kind, r))
 
 
 def same_view(a: Any, b: Any) -> bool:
@@ -82,8 +65,8 @@ def same_view(a: Any, b: Any) -> bool:
 
 async def one_run(kind: str, root: str, raw: bool) -> tuple[float, float, str, bool]:
     """(cold ms, incremental ms, the path the incremental view took, equal to a fresh view)."""
-    reader = open_backend(kind, root)
-    writer = open_backend(kind, root)
+    reader = open_store_at(kind, root)
+    writer = open_store_at(kind, root)
     path = None
     try:
         t0 = time.perf_counter()
@@ -104,7 +87,7 @@ async def one_run(kind: str, root: str, raw: bool) -> tuple[float, float, str, b
         grown = await reader.view(BIG_ID, raw=raw)
         t_inc = time.perf_counter() - t0
         taken = "extended" if STATS.extended else "whole" if STATS.whole else "unchanged"
-        fresh_store = open_backend(kind, root)
+        fresh_store = open_store_at(kind, root)
         try:
             fresh = await fresh_store.view(BIG_ID, raw=raw)
         finally:
@@ -153,7 +136,7 @@ def main() -> None:
     results: list[dict[str, Any]] = []
     print(f"{'backend':12s} {'mode':9s} {'cold ms':>8s} {'incr ms':>8s} {'ratio':>6s} {'<=0.15':>6s} {'path':>9s} {'equal':>6s}")
     for kind in [k for k in BACKENDS if not args.backend or k in args.backend]:
-        root = build(args.workdir, kind, args.events)
+        root = big_session(args.workdir, kind, args.events)
         for raw in (False, True) if kind != "sqlite" else (False,):
             r = asyncio.run(bench(kind, root, raw, runs))
             mode = "view(raw)" if raw else "view()"

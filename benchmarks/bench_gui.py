@@ -43,16 +43,13 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a visible window, on any ma
 # Peak RSS in MiB: VmHWM on Linux, since a child's ``ru_maxrss`` starts at its parent's peak and this
 # parent may have just written 202k events (bench_gui_search.py imports it from here).
 from bench_engine import peak_rss_mb  # noqa: E402
-from common import until, write_big_once  # noqa: E402
+from common import BIG_ID, big_session, until  # noqa: E402
 from synthetic import closed_turn, session_events  # noqa: E402
 
-from persistence import CoordinatedPersistence, JsonlSessionPersistence, SessionHeader, js_dumps  # noqa: E402
+from persistence import JsonlSessionPersistence, SessionHeader, js_dumps  # noqa: E402
 from persistence.jsonl.frames import compress_frame, scan_frames  # noqa: E402
-from persistence.sqlite.backend import SqliteSessionPersistence  # noqa: E402
 
-BIG_ID: Final = "bench-big"
 BACKENDS: Final = ("jsonl-zstd", "jsonl-none", "sqlite")
-SQLITE_FILENAME: Final = "sessions.sqlite"
 DEFAULT_EVENTS: Final = 202_000
 DEFAULT_SESSIONS: Final = 10_000
 QUICK_EVENTS: Final = 3_000
@@ -66,19 +63,6 @@ TARGET_PEAK_RSS_MB: Final = 300.0
 
 
 # ---------------------------------------------------------------- roots
-
-
-def open_backend(kind: str, root: str) -> CoordinatedPersistence:
-    """A backend on ``root``: a JSONL root directory, or (sqlite) the store file itself."""
-    if kind == "sqlite":
-        return SqliteSessionPersistence(root)
-    return JsonlSessionPersistence(root, compression="zstd" if kind == "jsonl-zstd" else "none")
-
-
-def big_root(workdir: str, kind: str, n_events: int) -> str:
-    """What the window opens: a JSONL root directory, or a SQLite store file."""
-    base = os.path.join(workdir, f"big-{kind}-{n_events}")
-    return os.path.join(base, SQLITE_FILENAME) if kind == "sqlite" else base
 
 
 def build_many(root: str, n: int) -> None:
@@ -116,13 +100,6 @@ def build_many(root: str, n: int) -> None:
         with open(loc.path, "wb") as f:
             f.write(header + body)
     open(done, "w").close()
-
-
-def build_big(workdir: str, kind: str, n_events: int) -> str:
-    """The ``n_events`` session of backend ``kind``, written through the engine once; its root."""
-    root = big_root(workdir, kind, n_events)
-    base = os.path.dirname(root) if kind == "sqlite" else root
-    return write_big_once(base, root, BIG_ID, n_events, lambda r: open_backend(kind, r))
 
 
 # ---------------------------------------------------------------- measuring (inside a child process)
@@ -247,10 +224,10 @@ WRITER = """
 import asyncio, sys, time, orjson
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, sys.argv[2])
-from bench_gui import open_backend
+from common import open_store_at
 
 async def main():
-    store = open_backend(sys.argv[3], sys.argv[4])
+    store = open_store_at(sys.argv[3], sys.argv[4])
     try:
         await store.append(sys.argv[5], orjson.loads(sys.argv[6]))  # returns once durable
         print(repr(time.time()), flush=True)
@@ -404,7 +381,7 @@ def main() -> None:
     many = os.path.join(args.workdir, f"many-{args.sessions}")
     if not args.skip_list:
         build_many(many, args.sessions)
-    roots = {} if args.skip_session else {kind: build_big(args.workdir, kind, args.events) for kind in kinds}
+    roots = {} if args.skip_session else {kind: big_session(args.workdir, kind, args.events) for kind in kinds}
     print(f"generate_roots_s {time.perf_counter() - t:.3f}")
 
     report: dict[str, Any] = {"sessions": args.sessions, "events": args.events}

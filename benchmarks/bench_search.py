@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 import zstandard  # noqa: E402
-from common import write_big_once  # noqa: E402
+from common import SQLITE_FILENAME, write_big_once  # noqa: E402
 
 from app.search import Indexer, Searcher, SearchFilters  # noqa: E402
 from app.search.parallel import default_workers  # noqa: E402
@@ -66,7 +66,6 @@ QUICK_EVENTS: Final = 5_000
 DEFAULT_REPEAT: Final = 20
 BIG_ID: Final = "bench-big"
 BACKENDS: Final = ("jsonl-zstd", "jsonl-none", "sqlite")
-SQLITE_FILENAME: Final = "sessions.sqlite"
 
 # Issue-13 targets.
 TARGET_ROOT_S: Final = 60.0

@@ -12,11 +12,30 @@ import shutil
 import time
 from collections.abc import Callable
 
+from floors import SQLITE_FILENAME
 from synthetic import batches, session_events
 
-from persistence import CoordinatedPersistence
+from persistence import CoordinatedPersistence, JsonlSessionPersistence
+from persistence.sqlite.backend import SqliteSessionPersistence
 
 BIG_CREATED_AT_MS = 1_767_225_600_000  # createdAt of the big session, ms since the epoch (2026-01-01 00:00 UTC)
+BIG_ID = "bench-big"  # the big session's id in the follow and window benchmarks
+
+
+def open_store_at(kind: str, root: str) -> CoordinatedPersistence:
+    """A store of backend ``kind`` (jsonl-zstd, jsonl-none, sqlite) on ``root``: a JSONL root directory,
+    or (sqlite) the store file itself."""
+    if kind == "sqlite":
+        return SqliteSessionPersistence(root)
+    return JsonlSessionPersistence(root, compression="zstd" if kind == "jsonl-zstd" else "none")
+
+
+def big_session(workdir: str, kind: str, n_events: int) -> str:
+    """The ``n_events`` session ``BIG_ID`` of backend ``kind`` under ``workdir``, written once; what a
+    store (or the window) opens: the JSONL root, or the SQLite store file."""
+    base = os.path.join(workdir, f"big-{kind}-{n_events}")
+    root = os.path.join(base, SQLITE_FILENAME) if kind == "sqlite" else base
+    return write_big_once(base, root, BIG_ID, n_events, lambda r: open_store_at(kind, r))
 
 
 def write_big_once(
@@ -56,4 +75,4 @@ async def until(pred: Callable[[], object], timeout: float = 600.0, step: float 
     return time.perf_counter()
 
 
-__all__ = ["BIG_CREATED_AT_MS", "until", "write_big_once"]
+__all__ = ["BIG_CREATED_AT_MS", "BIG_ID", "SQLITE_FILENAME", "big_session", "open_store_at", "until", "write_big_once"]
