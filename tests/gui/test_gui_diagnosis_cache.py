@@ -48,7 +48,32 @@ def statuses(w: Any) -> dict[str, tuple[str, int | None]]:
     return {r.session_id: (r.status, r.event_count) for r in w.session_model.rows()}
 
 
-def test_a_warm_open_takes_every_status_from_the_cache(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
+@pytest.fixture
+def judged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The session ids the windows' diagnosis passes read (in worker processes or not), in order."""
+    seen: list[str] = []
+    real = diagnosis_pass.DiagnosisPass._run
+
+    async def spy(self: Any, jobs: list[Any]) -> list[Verdict]:
+        seen.extend(sid for _key, sid, _place, _rev in jobs)
+        return await real(self, jobs)
+
+    monkeypatch.setattr(diagnosis_pass.DiagnosisPass, "_run", spy)
+    return seen
+
+
+def all_from_cache(w: Any, judged: list[str], changed: int = 0) -> None:
+    """Every status of ``w`` but ``changed`` came from the cache and none was read by the pass then.  The
+    session the window opens takes its row's status from its own load, which may land before the cache
+    is read: that row is then not the cache's to fill (it counts one less)."""
+    assert len(set(judged)) <= changed, judged
+    n = w.diagnosis_pass.from_cache
+    assert n == len(SIDS) - changed or (n == len(SIDS) - changed - 1 and w.session_model.pinned_key is not None)
+
+
+def test_a_warm_open_takes_every_status_from_the_cache(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, judged: list[str]
+) -> None:
     root = tmp_path / "root"
     write_root(root, arun)
     first = make_window(root)
@@ -57,9 +82,10 @@ def test_a_warm_open_takes_every_status_from_the_cache(qtbot: Any, make_window: 
     assert cold["w-2"] == ("open-turn", 8) and cold["w-0"] == ("ok", 6)
     assert first.diagnosis_pass.from_cache == 0
 
+    judged.clear()
     second = make_window(root)
     wait_listed(qtbot, second)
-    assert second.diagnosis_pass.from_cache == len(SIDS)
+    all_from_cache(second, judged)
     assert statuses(second) == cold
 
     # A same-size rewrite (the last record torn) with the old mtime put back: only that row is judged again.
@@ -69,9 +95,11 @@ def test_a_warm_open_takes_every_status_from_the_cache(qtbot: Any, make_window: 
     with open(path, "r+b") as f:
         f.write(data[:-2] + b" \n")
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    judged.clear()
     third = make_window(root)
     wait_listed(qtbot, third)
-    assert third.diagnosis_pass.from_cache == len(SIDS) - 1
+    all_from_cache(third, judged, changed=1)
+    assert set(judged) <= {"w-4"}
     got = statuses(third)
     assert got["w-4"][0] != "ok"
     assert {k: v for k, v in got.items() if k != "w-4"} == {k: v for k, v in cold.items() if k != "w-4"}
@@ -108,7 +136,9 @@ def test_the_search_index_waits_until_every_painted_row_has_its_status(
     qtbot.waitUntil(lambda: controller.runs_finished >= 1, timeout=WAIT_MS)
 
 
-def test_a_damaged_cache_is_rebuilt_and_the_window_says_so(qtbot: Any, make_window: Any, arun: Any, tmp_path: Path) -> None:
+def test_a_damaged_cache_is_rebuilt_and_the_window_says_so(
+    qtbot: Any, make_window: Any, arun: Any, tmp_path: Path, judged: list[str]
+) -> None:
     root = tmp_path / "root"
     write_root(root, arun)
     path = Path(cache_path(str(root), "jsonl"))
@@ -121,6 +151,7 @@ def test_a_damaged_cache_is_rebuilt_and_the_window_says_so(qtbot: Any, make_wind
     wait_listed(qtbot, w)
     assert any("diagnosis cache" in m and "rebuilding it" in m for m in said)
     assert statuses(w)["w-2"] == ("open-turn", 8)
+    judged.clear()
     again = make_window(root)
     wait_listed(qtbot, again)
-    assert again.diagnosis_pass.from_cache == len(SIDS)
+    all_from_cache(again, judged)
