@@ -18,7 +18,9 @@ real probe, which also judges links, permissions and odd file types exactly as b
 left out (short 8.3 aliases find names a listing does not show).  What is left: a flat artifact
 created in the same clock tick as the folder's previous change and after the listing is not seen
 until the folder changes again (as is a change whose mtime someone sets back to the very value seen
-without moving the link count); a lookup then says what it would have said a moment earlier.
+without moving the link count); a lookup then says what it would have said a moment earlier.  On a
+network file system whose client caches attributes (NFS ``actimeo``) a folder's mtime can be stale for
+as long as its cached lookups are: a kept listing is as fresh as the probes it replaces.
 """
 
 from __future__ import annotations
