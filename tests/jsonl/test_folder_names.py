@@ -11,11 +11,16 @@ case-insensitive or normalizing file system would find are never claimed absent,
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sessionkit as sk
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from persistence import JsonlSessionPersistence, SessionLayoutError
 from persistence.jsonl import folder_names
@@ -143,3 +148,64 @@ def test_find_log_answers_as_a_fresh_instance_after_each_change(tmp_path: Path) 
     check()
     assert "SessionLayoutError" in lookups(store)
     sk.run(store.close())
+
+
+# ---------------------------------------------------------------- random changes
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["add folder", "remove folder", "rename folder", "add flat", "remove flat", "age"]),
+        st.integers(0, 2),  # project
+        st.integers(0, 5),  # session number
+        st.booleans(),  # age the project afterwards (a kept listing may then be used)
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(ops=OPS)
+def test_after_random_changes_lookups_equal_a_fresh_instance(tmp_path_factory: pytest.TempPathFactory, ops: list[Any]) -> None:
+    """Folders and flat artifacts appear, vanish and move between lookups, with folders aged (so kept
+    listings are used) or not; every lookup equals a fresh instance's, which keeps nothing."""
+    root = tmp_path_factory.mktemp("root")
+    projects = [root / f"project-{p}" for p in range(3)]
+    for project in projects:
+        project.mkdir()
+        _age(project)
+    ids = [f"s-{i}" for i in range(6)]
+    kept = JsonlSessionPersistence(root)
+
+    def lookups(store: JsonlSessionPersistence) -> list[object]:
+        out: list[object] = []
+        for sid in ids:
+            try:
+                out.append(store.backend.find_log(sid))
+            except SessionLayoutError as err:
+                out.append(type(err).__name__)
+        return out
+
+    for op, p, i, age in ops:
+        project = projects[p]
+        folder = project / encode_segment(ids[i])
+        flat = project / (encode_segment(ids[i]) + ZSTD_SUFFIX)
+        if op == "add folder" and not folder.exists():
+            folder.mkdir()
+            (folder / ("session" + ZSTD_SUFFIX)).write_bytes(b"")
+        elif op == "remove folder" and folder.exists():
+            shutil.rmtree(folder)
+        elif op == "rename folder" and folder.exists():
+            target = projects[(p + 1) % 3] / folder.name
+            if not target.exists():
+                folder.rename(target)
+        elif op == "add flat":
+            flat.write_bytes(b"")
+        elif op == "remove flat" and flat.exists():
+            flat.unlink()
+        if age or op == "age":
+            _age(project)
+        for _ in range(LIST_AFTER):
+            lookups(kept)  # keeps listings of the folders that may be kept
+        assert lookups(kept) == lookups(JsonlSessionPersistence(root)), (op, p, i, age)
