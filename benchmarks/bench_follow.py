@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import json
 import os
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -37,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from common import BIG_ID, big_session, open_store_at  # noqa: E402
+from common import BIG_ID, big_session, open_store_at, take_back  # noqa: E402
 from synthetic import closed_turn  # noqa: E402
 
 from persistence.incremental import STATS  # noqa: E402
@@ -96,15 +95,7 @@ async def one_run(kind: str, root: str, raw: bool) -> tuple[float, float, str, b
     finally:
         await reader.close()
         await writer.close()
-        if kind == "sqlite":
-            con = sqlite3.connect(root)
-            try:
-                with con:
-                    con.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?", (BIG_ID, n))
-            finally:
-                con.close()
-        elif path:
-            os.truncate(path, size)
+        take_back(kind, root, path, size, n)
     return t_cold * 1000, t_inc * 1000, taken, equal
 
 

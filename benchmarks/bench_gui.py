@@ -28,7 +28,6 @@ import json
 import math
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a visible window, on any ma
 # Peak RSS in MiB: VmHWM on Linux, since a child's ``ru_maxrss`` starts at its parent's peak and this
 # parent may have just written 202k events (bench_gui_search.py imports it from here).
 from bench_engine import peak_rss_mb  # noqa: E402
-from common import BIG_ID, big_session, until  # noqa: E402
+from common import BIG_ID, big_session, take_back, until  # noqa: E402
 from synthetic import closed_turn, session_events  # noqa: E402
 
 from persistence import JsonlSessionPersistence, SessionHeader, js_dumps  # noqa: E402
@@ -276,15 +275,7 @@ async def follow_latency(w: Any, kind: str, root: str) -> float:
         if await proc.wait() != 0:
             raise RuntimeError("the writer process failed")
     finally:
-        if kind == "sqlite":
-            con = sqlite3.connect(root)
-            try:
-                with con:
-                    con.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?", (BIG_ID, before))
-            finally:
-                con.close()
-        else:
-            os.truncate(path, size)
+        take_back(kind, root, path, size, before)
     return (seen[0] - flushed) * 1000
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sqlite3
 import time
 from collections.abc import Callable
 
@@ -62,6 +63,20 @@ def write_big_once(
     return root
 
 
+def take_back(kind: str, root: str, transcript: str | None, size: int, from_seq: int) -> None:
+    """Remove what a follow benchmark appended to ``BIG_ID`` so the generated session stays as written:
+    the SQLite rows from ``from_seq`` on, or the JSONL ``transcript`` cut back to ``size`` bytes."""
+    if kind == "sqlite":
+        con = sqlite3.connect(root)
+        try:
+            with con:
+                con.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?", (BIG_ID, from_seq))
+        finally:
+            con.close()
+    elif transcript:
+        os.truncate(transcript, size)
+
+
 async def until(pred: Callable[[], object], timeout: float = 600.0, step: float = 0.002) -> float:
     """Poll ``pred`` every ``step`` seconds on the running loop; the ``perf_counter`` when it first held.
 
@@ -75,4 +90,13 @@ async def until(pred: Callable[[], object], timeout: float = 600.0, step: float 
     return time.perf_counter()
 
 
-__all__ = ["BIG_CREATED_AT_MS", "BIG_ID", "SQLITE_FILENAME", "big_session", "open_store_at", "until", "write_big_once"]
+__all__ = [
+    "BIG_CREATED_AT_MS",
+    "BIG_ID",
+    "SQLITE_FILENAME",
+    "big_session",
+    "open_store_at",
+    "take_back",
+    "until",
+    "write_big_once",
+]
