@@ -66,8 +66,7 @@ class FolderNames:
             st = os.stat(project)
         except OSError:
             return False  # the probe meets the same fault and names it
-        with self._lock:
-            kept = self._kept.get(project)
+        kept = self._kept.get(project)  # one tuple, replaced whole under the lock: a read needs none
         if kept is not None and kept[:3] == (st.st_ino, st.st_nlink, st.st_mtime_ns):
             return kept[3].isdisjoint(loose_names)
         with self._lock:
