@@ -99,6 +99,42 @@ def lenient_meta(row: tuple[Any, ...]) -> dict[str, Any]:
 
 def check_session_row(row: tuple[Any, ...]) -> None:
     """Refuse a ``sessions`` row, column by column, with the first failing column's error."""
+    if not _surely_valid(row):
+        _refuse_first_bad_column(row)
+
+
+def _surely_valid(row: tuple[Any, ...]) -> bool:
+    """Whether every column of ``row`` passes ``_refuse_first_bad_column``, tested in one expression.
+
+    Why: a tiny store lists on the event loop row by row (``exact_listing``), and the column-by-column
+    checks cost about 1.3 us a row in calls alone (50 rows: 64 -> 44 us, a tenth of the listing).  Each
+    test here is that function's test for a good value, with the integers' safe range folded in (which
+    ``check_int_range`` checks there), so True never admits a row it refuses; False only means
+    "ask it", which then raises the first failing column's error.
+    """
+    sid, version, created_at, cwd, parent, seed_length, origin, depth, preset, incarnation, revision = row
+    return (
+        type(sid) is str
+        and sid != ""
+        and type(version) is int
+        and -MAX_SAFE_INTEGER <= version <= MAX_SAFE_INTEGER
+        and type(created_at) is int
+        and 0 <= created_at <= MAX_SAFE_INTEGER
+        and (cwd is None or (type(cwd) is str and os.path.isabs(cwd)))
+        and (parent is None or type(parent) is str)
+        and (seed_length is None or (type(seed_length) is int and 0 <= seed_length <= MAX_SAFE_INTEGER))
+        and (origin is None or (type(origin) is str and origin == "subagent"))
+        and (depth is None or (type(depth) is int and 0 <= depth <= MAX_SAFE_INTEGER))
+        and (preset is None or type(preset) is str)
+        and type(incarnation) is str
+        and UUID_RE.fullmatch(incarnation) is not None
+        and type(revision) is int
+        and 0 <= revision <= MAX_SAFE_INTEGER
+    )
+
+
+def _refuse_first_bad_column(row: tuple[Any, ...]) -> None:
+    """Raise the error of ``row``'s first bad column (upstream's order: integer range first)."""
     check_int_range(row)
     sid, version, created_at, cwd, parent, seed_length, origin, depth, preset, incarnation, revision = row
     if type(sid) is not str or not sid:

@@ -38,7 +38,10 @@ from persistence.sqlite.sessions import (
     TINY_LISTING_ROWS,
     UPSERT_SESSION,
     Listing,
+    _refuse_first_bad_column,
+    _surely_valid,
     _uuid_column,
+    check_session_row,
     exact_listing,
     read_listing,
     session_from_row,
@@ -165,6 +168,28 @@ def test_read_listing_equals_the_row_by_row_reader(rows: list[tuple[Any, ...]]) 
     expected = reference(rows)
     assert same(fast(rows), expected)
     assert same(fast(rows, exact=True), expected)
+
+
+def column_outcome(check: Any, row: tuple[Any, ...]) -> tuple[type[BaseException], str] | None:
+    try:
+        check(row)
+    except Exception as err:  # the error itself is what is compared
+        return type(err), str(err)
+    return None
+
+
+ODD_ROW = st.tuples(*[ANY_CELL] * 11)  # any storage class in any column
+
+
+@settings(max_examples=examples(500))
+@given(st.one_of(ROW, RICH_ROW, ODD_ROW))
+def test_the_one_expression_row_check_never_admits_a_row_the_column_checks_refuse(row: tuple[Any, ...]) -> None:
+    # check_session_row asks _surely_valid first: it must never say yes where a column check says no,
+    # and the error raised is always the first bad column's.
+    detailed = column_outcome(_refuse_first_bad_column, row)
+    if _surely_valid(row):
+        assert detailed is None
+    assert column_outcome(check_session_row, row) == detailed
 
 
 @settings(max_examples=examples(100))
