@@ -241,6 +241,39 @@ def test_the_uuid_column_check_equals_the_regex(values: list[str]) -> None:
     assert _uuid_column(tuple(values), len(values)) == regex_accepts(values)
 
 
+# Per column, values at the edge of what session_from_row accepts (some accepted, most refused).
+EDGE_CELLS: dict[int, list[Any]] = {
+    0: ["", b"id", 0, None, 1.5, "x"],  # id
+    1: [0, 1, -1, M, -M, M + 1, -M - 1, 1.0, "0", None, b"0"],  # version
+    2: [0, M, -1, M + 1, 1.0, "1", None, b"1"],  # created_at
+    3: [None, "/abs", "relative", "", b"/abs", 1, 1.0],  # cwd
+    4: [None, "", "parent", b"parent", 1, 0.5],  # parent_session
+    5: [None, 0, M, -1, M + 1, 1.0, "1", b"1"],  # seed_length
+    6: [None, "subagent", "Subagent", "subagent ", "", b"subagent", 0, 1.0],  # origin
+    7: [None, 0, M, -1, M + 1, 1.0, "1", b"1"],  # delegation_depth
+    8: [None, "", "coder", b"coder", 1, 0.5],  # agent_preset
+    9: [UUID, UUID.upper(), *BAD_UUIDS, UUID.encode(), None, 1],  # incarnation
+    10: [0, M, -1, M + 1, 1.0, "1", None, b"1"],  # revision
+}
+
+
+@pytest.mark.parametrize("rows_before", [0, 3, TINY_LISTING_ROWS - 1])
+@pytest.mark.parametrize(("index", "value"), [(i, v) for i, values in EDGE_CELLS.items() for v in values])
+def test_one_edge_cell_among_valid_rows_reads_as_the_row_by_row_reader(index: int, value: Any, rows_before: int) -> None:
+    # Every column's whole-column check against the row-by-row reader, one cell at a time: random rows
+    # seldom hold exactly one bad cell, and only that shows a column check admitting what a row check refuses.
+    rows: list[tuple[Any, ...]] = [
+        (f"s{i}", 0, i, "/p" if i % 2 else None, None, None, None, None, "coder" if i % 3 else None, str(uuid.uuid4()), i)
+        for i in range(rows_before + 2)
+    ]
+    edited = list(rows[rows_before])
+    edited[index] = value
+    rows[rows_before] = tuple(edited)
+    expected = reference(rows)
+    assert same(fast(rows, exact=True), expected)
+    assert same(fast(rows), expected)
+
+
 @pytest.mark.parametrize(
     ("index", "value", "error"),
     [
