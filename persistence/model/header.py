@@ -111,28 +111,6 @@ def _slot_setters(cls: type) -> dict[str, Any]:
     return setters
 
 
-def trusted_header(
-    version: Any,
-    id: str,
-    created_at: Any,
-    cwd: Any = None,
-    parent_session: Any = None,
-    seed_length: Any = None,
-    origin: Any = None,
-    delegation_depth: Any = None,
-    agent_preset: Any = None,
-) -> SessionHeader:
-    """``SessionHeader(...)`` with the same values, for fields the caller has already validated.
-
-    Equal to (and indistinguishable from) the dataclass-built header; only the construction is cheaper.
-    """
-    h = _new(SessionHeader)
-    values = (version, id, created_at, cwd, parent_session, seed_length, origin, delegation_depth, agent_preset)
-    for setter, value in zip(_slot_setters(SessionHeader).values(), values, strict=True):
-        setter(h, value)
-    return h
-
-
 def plain_headers(
     versions: Sequence[Any], ids: Sequence[str], created_ats: Sequence[Any], cwds: Sequence[Any]
 ) -> list[SessionHeader]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from persistence.errors import SessionStorageCorruptError
-from persistence.model.header import SessionHeader, frozen_from_columns, plain_headers, trusted_header
+from persistence.model.header import SessionHeader, frozen_from_columns, plain_headers
 from persistence.model.jsontext import MAX_SAFE_INTEGER
 from persistence.sqlite.constants import UUID_RE
 from persistence.sqlite.rows import check_int_range
@@ -184,18 +184,20 @@ def upsert_params(meta: dict[str, Any], incarnation: str) -> tuple[Any, ...]:
 # ------------------------------------------------------------ the fast listing
 
 # Rows with a header field beyond cwd (a subagent's parent/origin/depth, a seed length, a preset) or a
-# version other than the integer 0 (SESSION_FORMAT_VERSION; any other is refused by every read) are read
-# whole; every other row needs only these five columns.  Python's sqlite3 pays about 0.1 us per cell, so
-# skipping the six cells whose value a plain row fixes saves a third of the fetch (10,000 rows: 11 cells
-# a row 10.8 ms, 6 cells 7.6 ms, 5 cells 6.6 ms).  The optional columns are tested last to first: SQLite
-# then decodes each record's header once (0.59 against 0.69 ms for that scan).
+# version other than the integer 0 (SESSION_FORMAT_VERSION; any other is refused by every read) are
+# "rich"; a store without any needs only these five columns of each row.  Python's sqlite3 pays about
+# 0.1 us per cell, so skipping the six cells whose value a plain row fixes saves a third of the fetch
+# (10,000 rows: 11 cells a row 10.8 ms, 6 cells 7.6 ms, 5 cells 6.6 ms).  A store with any rich row is
+# read whole and checked by column (``exact_listing``): a third of 10,000 rows rich 30 -> 20 ms, one in
+# a hundred 20 -> 18 ms, against reading the rich rows apart and merging them row by row.  The optional
+# columns are tested last to first: SQLite then decodes each record's header once (0.59 against 0.69
+# ms for that scan).
 CORE_COLUMNS = "id, created_at, cwd, incarnation, revision"
 SELECT_CORE_SESSIONS = f"SELECT {CORE_COLUMNS} FROM sessions ORDER BY rowid"
-SELECT_KEYED_CORE_SESSIONS = f"SELECT rowid, {CORE_COLUMNS} FROM sessions ORDER BY rowid"
-SELECT_RICH_SESSIONS = (
-    f"SELECT rowid, {SESSION_COLUMNS} FROM sessions WHERE agent_preset IS NOT NULL OR delegation_depth IS NOT NULL "
+SELECT_ANY_RICH_SESSION = (
+    "SELECT 1 FROM sessions WHERE agent_preset IS NOT NULL OR delegation_depth IS NOT NULL "
     "OR origin IS NOT NULL OR seed_length IS NOT NULL OR parent_session IS NOT NULL "
-    "OR typeof(version) <> 'integer' OR version <> 0 ORDER BY rowid"
+    "OR typeof(version) <> 'integer' OR version <> 0 LIMIT 1"
 )
 # At most this many rows make a listing "tiny": cheap enough to run on the caller's thread (the event
 # loop) instead of paying the hop to a worker thread (about 85 us, more than a one-session listing).
@@ -227,20 +229,15 @@ def read_listing(fetch: Fetch) -> Listing:
     """The listing ``session_from_row`` would give (same headers, same first error), read fast.
 
     ``fetch`` runs one query; every call must see one snapshot (the caller holds a read transaction),
-    because the plain rows are told apart from the rich ones by a separate query.
+    because whether a store has rich rows is asked by a separate query.
     """
-    rich = fetch(SELECT_RICH_SESSIONS)
-    if not rich:
+    if not fetch(SELECT_ANY_RICH_SESSION):
         # The fetched rows die here: only their columns live on while the headers are built (10,000
         # fewer objects for the collector to walk meanwhile).
         columns = _plain_columns(fetch(SELECT_CORE_SESSIONS))
         if columns is not None:
             ids, created, cwds, incarnations, revisions = columns
             return Listing(plain_headers([0] * len(ids), ids, created, cwds), incarnations, revisions)
-    else:
-        listing = _mixed_listing(fetch(SELECT_KEYED_CORE_SESSIONS), rich)
-        if listing is not None:
-            return listing
     return exact_listing(fetch(SELECT_ALL_SESSIONS))
 
 
@@ -277,33 +274,6 @@ def exact_listing(rows: list[tuple[Any, ...]]) -> Listing:
     return Listing(headers, incarnations, revisions)
 
 
-def _mixed_listing(core: list[tuple[Any, ...]], rich: list[tuple[Any, ...]]) -> Listing | None:
-    """Plain rows checked by column, rich rows one by one; None when any row fails (the exact path decides)."""
-    full = {r[0]: r[1:] for r in rich}
-    plain = [r[1:] for r in core if r[0] not in full]
-    columns = _plain_columns(plain)
-    if columns is None:
-        return None
-    ids, created, cwds = columns[:3]
-    built = iter(plain_headers([0] * len(ids), ids, created, cwds))
-    headers: list[SessionHeader] = []
-    incarnations: list[str] = []
-    revisions: list[int] = []
-    for r in core:
-        row = full.get(r[0])
-        if row is None:
-            headers.append(next(built))
-        else:
-            try:
-                check_session_row(row)
-            except Exception:  # the exact path re-reads and raises the first bad row's error itself
-                return None
-            headers.append(trusted_header(row[1], row[0], row[2], row[3], row[4], row[5], row[6], row[7], row[8]))
-        incarnations.append(r[4])
-        revisions.append(r[5])
-    return Listing(headers, incarnations, revisions)
-
-
 def _plain_columns(rows: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...] | None:
     """The columns of plain core rows when every row surely passes ``session_from_row``, else None.
 
@@ -311,8 +281,8 @@ def _plain_columns(rows: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...] |
     a row against 2.4 us for the column-by-column checks of each row.  It may refuse a valid store
     (then the exact path runs) but never accepts a row ``session_from_row`` would refuse: each test in
     ``_core_columns_valid`` is that function's test or a stricter one, for a row whose version is the
-    integer 0 and whose five optional columns other than cwd are NULL (``SELECT_RICH_SESSIONS`` read
-    every other row).
+    integer 0 and whose five optional columns other than cwd are NULL (``SELECT_ANY_RICH_SESSION``
+    found no other row).
     """
     n = len(rows)
     if n == 0:

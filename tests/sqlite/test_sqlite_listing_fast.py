@@ -26,7 +26,7 @@ from sessionkit import meta, one_turn_log, run
 
 from persistence.backend import NEVER_CANCELLED as T
 from persistence.errors import SessionStorageCorruptError
-from persistence.model.header import SessionHeader, frozen_from_columns, plain_headers, trusted_header
+from persistence.model.header import SessionHeader, frozen_from_columns, plain_headers
 from persistence.model.jsontext import MAX_SAFE_INTEGER as M
 from persistence.service import AbortSignal
 from persistence.sqlite.backend import SqliteSessionPersistence
@@ -311,9 +311,11 @@ def test_the_first_bad_row_wins_across_plain_and_rich_rows() -> None:
 # ---------------------------------------------------------------- the trusted constructors
 
 
-def test_trusted_headers_equal_dataclass_headers() -> None:
+def test_column_built_headers_equal_dataclass_headers() -> None:
     full = ("v", "id", 5, "/p", "parent", 3, "subagent", 0, "preset")
-    a, b = trusted_header(*full), SessionHeader(*full)
+    names = ("version", "id", "created_at", "cwd", "parent_session", "seed_length", "origin", "delegation_depth", "agent_preset")
+    (a,) = frozen_from_columns(SessionHeader, {name: [value] for name, value in zip(names, full, strict=True)})
+    b = SessionHeader(*full)
     assert a == b and type(a) is SessionHeader and hash(a) == hash(b) and repr(a) == repr(b)
     with pytest.raises(AttributeError):
         a.id = "other"  # type: ignore[misc]
