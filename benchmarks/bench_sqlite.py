@@ -4,8 +4,9 @@
     python benchmarks/bench_sqlite.py --events 200000      # also the big-session section (load vs JSONL zstd)
 
 One run prints one table: on a ``--sessions`` store (each session 12 events, the store built in one
-transaction with the backend's own row codec) and on a small session (those 12 events, in that store
-and alone in a one-session store):
+transaction with the backend's own row codec), on the same with every third session a subagent's (the
+"rich" store: its fresh listings only) and on a small session (those 12 events, in that store and alone
+in a one-session store):
 
 - ``list``, ``list_snapshots`` and ``list_entries`` (the window's and ``verify``'s lenient listing; no
   upstream counterpart) on the same instance (warm) and on a fresh instance per call (the constructor
@@ -56,6 +57,7 @@ from persistence.sqlite.sessions import BUMP_REVISION, SELECT_ALL_SESSIONS, UPSE
 from persistence.sqlite.storage import INSERT_EVENT, SqliteStorage  # noqa: E402
 
 SMALL_EVENTS: Final = 12
+SUBAGENT_EVERY: Final = 3  # the "rich" store: every third session a subagent's (its listing reads every column)
 ONE_ID: Final = "one"  # the small session alone in its store
 BIG_ID: Final = "big-session"
 
@@ -87,16 +89,19 @@ def describe(path: str) -> str:
     return f"{sessions} sessions, {rows} event rows, {os.path.getsize(path) / 1e6:.1f} MB"
 
 
-def bulk_fill(path: str, n_sessions: int) -> None:
+def bulk_fill(path: str, n_sessions: int, *, subagent_every: int = 0) -> None:
     """The many-session store, written in one transaction with the backend's own row codec (a build
-    shortcut: 10k separate durable commits would only measure fsync)."""
+    shortcut: 10k separate durable commits would only measure fsync).  With ``subagent_every`` = k,
+    every k-th session is a subagent's (parent, origin, depth and preset set: a "rich" sessions row)."""
     rows = encode_batch(session_events(SMALL_EVENTS), pack=True)
     storage = SqliteStorage(path)
     storage.list_headers(NEVER_CANCELLED)  # open and initialize
     with storage.db.write("bench fill") as con:
         for i in range(n_sessions):
             sid = f"s-{i:05d}"
-            meta = {"version": 0, "id": sid, "createdAt": i, "cwd": f"/bench/p{i % 20}"}
+            meta: dict[str, Any] = {"version": 0, "id": sid, "createdAt": i, "cwd": f"/bench/p{i % 20}"}
+            if subagent_every and i % subagent_every == subagent_every - 1:
+                meta.update(parentSession=f"s-{i - 1:05d}", origin="subagent", delegationDepth=1, agentPreset="reviewer")
             con.execute(UPSERT_SESSION, upsert_params(meta, str(uuid.uuid4())))
             con.executemany(INSERT_EVENT, [(sid, *r) for r in rows])
             con.execute(BUMP_REVISION, (sid,))
@@ -111,25 +116,28 @@ async def write_one(path: str, session_id: str, n_events: int) -> None:
     await store.close()
 
 
-async def build(work: str, n_sessions: int) -> tuple[str, str]:
-    """The many-session store and the one-session store (reused when ``work`` already holds them)."""
+async def build(work: str, n_sessions: int) -> tuple[str, str, str]:
+    """The many-session store, the same with every third session a subagent's, and the one-session
+    store (each reused when ``work`` already holds it)."""
     many = os.path.join(work, f"many-{n_sessions}.sqlite")
+    rich = os.path.join(work, f"rich-{n_sessions}.sqlite")
     one = os.path.join(work, "one.sqlite")
-    if not os.path.exists(many + ".complete"):
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(many + suffix):
-                os.remove(many + suffix)
-        t0 = time.perf_counter()
-        bulk_fill(many, n_sessions)
-        open(many + ".complete", "w").close()
-        print(f"built the {n_sessions}-session store in {time.perf_counter() - t0:.1f} s")
+    for path, every in ((many, 0), (rich, SUBAGENT_EVERY)):
+        if not os.path.exists(path + ".complete"):
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(path + suffix):
+                    os.remove(path + suffix)
+            t0 = time.perf_counter()
+            bulk_fill(path, n_sessions, subagent_every=every)
+            open(path + ".complete", "w").close()
+            print(f"built the {n_sessions}-session store {os.path.basename(path)} in {time.perf_counter() - t0:.1f} s")
     if not os.path.exists(one + ".complete"):
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(one + suffix):
                 os.remove(one + suffix)
         await write_one(one, ONE_ID, SMALL_EVENTS)
         open(one + ".complete", "w").close()
-    return many, one
+    return many, rich, one
 
 
 # ---------------------------------------------------------------------------------------------- floors
@@ -239,19 +247,24 @@ def cases(label: str, path: str, sid: str, warm: SqliteSessionPersistence, con: 
     ]
 
 
-async def small_ops(repeat: int, many: str, one: str, n_sessions: int) -> list[dict[str, Any]]:
-    """Prints the table; returns its rows (for ``--json``)."""
+async def small_ops(repeat: int, stores: tuple[str, str, str], n_sessions: int) -> list[dict[str, Any]]:
+    """Prints the table; returns its rows (for ``--json``).  The rich store (every third session a
+    subagent's) is timed on its fresh listings only: what differs there is how the rows are read."""
+    many, rich, one = stores
     out: list[dict[str, Any]] = []
     print(f"many store: {describe(many)}; one-session store: {describe(one)}")
+    print(f"rich store: the many store with one session in {SUBAGENT_EVERY} a subagent's")
     print(f"median of {repeat} samples; the machine may be loaded by other work: compare the ratios")
     print(f"{'operation':34s} {'ours ms':>9s} {'floor ms':>9s} {'ours/floor':>9s} {'upstream':>9s} {'ours/up':>9s}")
     middle = f"s-{n_sessions // 2:05d}"  # the small session timed inside the many-session store
-    for label, path, sid in (("many", many, middle), ("one", one, ONE_ID)):
+    for label, path, sid in (("many", many, middle), ("rich", rich, middle), ("one", one, ONE_ID)):
         warm = SqliteSessionPersistence(path)
         await warm.list()
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             for name, ours, floor in cases(label, path, sid, warm, con):
+                if label == "rich" and not (name.startswith("rich list") and name.endswith("(fresh)")):
+                    continue
                 med, floor_ms, ratio = await paired(ours, floor, repeat)
                 print(row(name, med, floor_ms, ratio), flush=True)
                 up = UPSTREAM_MS.get(name) if n_sessions == 10_000 else None
@@ -325,8 +338,7 @@ async def bench(args: argparse.Namespace) -> None:
     work = args.workdir or tempfile.mkdtemp(prefix="bench-sqlite-")
     os.makedirs(work, mode=0o700, exist_ok=True)
     os.chmod(work, 0o700)
-    many, one = await build(work, args.sessions)
-    rows = await small_ops(args.repeat, many, one, args.sessions)
+    rows = await small_ops(args.repeat, await build(work, args.sessions), args.sessions)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"sessions": args.sessions, "repeat": args.repeat, "target": TARGET, "rows": rows}, f)

@@ -14,9 +14,11 @@ three times SQLite's own fetch (a 10,000-session listing took 66 ms; upstream ab
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from persistence.errors import SessionStorageCorruptError
@@ -320,11 +322,14 @@ def _all_columns_valid(columns: Sequence[Sequence[Any]], n: int) -> bool:
     if not set(origin) <= _ORIGINS:
         return False  # origin: NULL or exactly "subagent" (cells are None, int, float, str or bytes)
     for column in (seed_length, depth):
-        values = set(column)
-        values.discard(None)
+        # Not a set: 0, 0.0 and False are one member of a set, and a REAL must be seen.
+        values = list(filter(_IS_NOT_NULL, column))
         if values and not _safe_integers(values, 0):
             return False  # seed_length, delegation_depth: NULL or a non-negative safe integer
     return True
+
+
+_IS_NOT_NULL = partial(operator.is_not, None)
 
 
 _TEXT_OR_NULL = {str, type(None)}

@@ -20,11 +20,13 @@ def test_bench_sqlite_prints_each_operation_beside_its_floor(tmp_path: Path) -> 
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    rows = {line.split("  ")[0].strip(): line for line in proc.stdout.splitlines() if line.startswith(("many ", "one "))}
+    rows = {line.split("  ")[0].strip(): line for line in proc.stdout.splitlines() if line.startswith(("many ", "rich ", "one "))}
     for store in ("many", "one"):
         for op in ("list", "list_snapshots", "list_entries"):
             for mode in ("warm", "fresh"):
                 assert f"{store} {op} ({mode})" in rows, proc.stdout
         for op in ("inspect small (fresh)", "load small (fresh)", "read_from(0) small (fresh)"):
             assert re.search(r"\)\s+[\d.]+\s+[\d.]+\s+[\d.]+x", rows[f"{store} {op}"]), rows  # ours, floor, ratio
+    for op in ("list", "list_snapshots", "list_entries"):
+        assert re.search(r"\)\s+[\d.]+\s+[\d.]+\s+[\d.]+x", rows[f"rich {op} (fresh)"]), rows  # ours, floor, ratio
     assert "upstream figures are for 10,000 sessions" in proc.stdout

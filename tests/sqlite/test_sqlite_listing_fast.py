@@ -248,9 +248,9 @@ EDGE_CELLS: dict[int, list[Any]] = {
     2: [0, M, -1, M + 1, 1.0, "1", None, b"1"],  # created_at
     3: [None, "/abs", "relative", "", b"/abs", 1, 1.0],  # cwd
     4: [None, "", "parent", b"parent", 1, 0.5],  # parent_session
-    5: [None, 0, M, -1, M + 1, 1.0, "1", b"1"],  # seed_length
+    5: [None, 0, M, -1, M + 1, 0.0, 1.0, "1", b"1"],  # seed_length
     6: [None, "subagent", "Subagent", "subagent ", "", b"subagent", 0, 1.0],  # origin
-    7: [None, 0, M, -1, M + 1, 1.0, "1", b"1"],  # delegation_depth
+    7: [None, 0, M, -1, M + 1, 0.0, 1.0, "1", b"1"],  # delegation_depth
     8: [None, "", "coder", b"coder", 1, 0.5],  # agent_preset
     9: [UUID, UUID.upper(), *BAD_UUIDS, UUID.encode(), None, 1],  # incarnation
     10: [0, M, -1, M + 1, 1.0, "1", None, b"1"],  # revision
@@ -262,8 +262,12 @@ EDGE_CELLS: dict[int, list[Any]] = {
 def test_one_edge_cell_among_valid_rows_reads_as_the_row_by_row_reader(index: int, value: Any, rows_before: int) -> None:
     # Every column's whole-column check against the row-by-row reader, one cell at a time: random rows
     # seldom hold exactly one bad cell, and only that shows a column check admitting what a row check refuses.
+    # Every third row a subagent's, with seed length and depth 0 or 1: an edge value equal to another
+    # row's (0.0 beside 0) must still be seen.
     rows: list[tuple[Any, ...]] = [
         (f"s{i}", 0, i, "/p" if i % 2 else None, None, None, None, None, "coder" if i % 3 else None, str(uuid.uuid4()), i)
+        if i % 3
+        else (f"s{i}", 0, i, "/p", "s0", i % 2, "subagent", i % 2, "reviewer", str(uuid.uuid4()), i)
         for i in range(rows_before + 2)
     ]
     edited = list(rows[rows_before])
