@@ -108,8 +108,9 @@ def check_session_row(row: tuple[Any, ...]) -> None:
 def _surely_valid(row: tuple[Any, ...]) -> bool:
     """Whether every column of ``row`` passes ``_refuse_first_bad_column``, tested in one expression.
 
-    Why: a tiny store lists on the event loop row by row (``exact_listing``), and the column-by-column
-    checks cost about 1.3 us a row in calls alone (50 rows: 64 -> 44 us, a tenth of the listing).  Each
+    Why: rows are still judged one at a time where a whole column cannot be (a session read by id, the
+    lenient ``list_entries`` of a store with a bad row, a listing whose column checks refused), and the
+    column-by-column checks cost about 1.3 us a row in calls alone (50 rows: 64 -> 44 us).  Each
     test here is that function's test for a good value, with the integers' safe range folded in (which
     ``check_int_range`` checks there), so True never admits a row it refuses; False only means
     "ask it", which then raises the first failing column's error.
