@@ -28,9 +28,10 @@ _TOOL_KEYS_NAMED = frozenset({"type", "index", "id", "name", "argumentsDelta"})
 _ROW_KEYS = frozenset({"type", "seq0", "time0", "data"})
 _INT_ONLY = frozenset({int})
 _DIGITS_AND_COMMAS = b"0123456789,"
-_TOOL_ROW_KEYS = frozenset({"turn", "step", "index", "id", "name", "dt", "args"})
-_TOOL_ROW_KEYS_NO_NAME = frozenset({"turn", "step", "index", "id", "dt", "args"})
-_TEXT_ROW_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
+# The keys of a chunk row's ``data`` object (JSONL rows and SQLite packed rows hold the same object).
+TOOL_DATA_KEYS_NAMED = frozenset({"turn", "step", "index", "id", "name", "dt", "args"})
+TOOL_DATA_KEYS = frozenset({"turn", "step", "index", "id", "dt", "args"})
+TEXT_DATA_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
 
 
 class MalformedRowError(ValueError):
@@ -190,20 +191,32 @@ def _canonical_run(row: dict[str, Any]) -> PackedRun | None:
     if seq0 < 0 or not -MAX_SAFE_INTEGER <= time0 <= MAX_SAFE_INTEGER:
         return None
     tag = row["type"]
+    kind = _TAG_KIND.get(tag) if type(tag) is str else None
+    return None if kind is None else run_of_data(kind, seq0, time0, data)
+
+
+def run_of_data(kind: str, seq0: int, time0: int, data: dict[str, Any]) -> PackedRun | None:
+    """The run a chunk row's ``data`` object holds in writers' form (exact keys, integer turn, step and
+    index, string id and name, a non-empty list of strings, deltas proven by ``deltas_proven``), for a
+    row whose ``kind``, ``seq0`` and ``time0`` the caller has checked; None for anything else.
+
+    Both straight passes read it: a JSONL row's (``_canonical_run``) and a SQLite packed row's
+    (``sqlite.straight_scan``), which adds its own bounds on the run it gets.
+    """
     call_id = name = None
-    if tag == "tool-call-chunks":
-        keys = data.keys()
-        if keys != _TOOL_ROW_KEYS and keys != _TOOL_ROW_KEYS_NO_NAME:
+    keys = data.keys()
+    if kind == "tool-call-delta":
+        if keys == TOOL_DATA_KEYS_NAMED:
+            name = data["name"]
+            if type(name) is not str:
+                return None
+        elif keys != TOOL_DATA_KEYS:
             return None
         call_id = data["id"]
         if type(call_id) is not str:
             return None
-        if "name" in data:
-            name = data["name"]
-            if type(name) is not str:
-                return None
         payload = data["args"]
-    elif data.keys() == _TEXT_ROW_KEYS:
+    elif keys == TEXT_DATA_KEYS:
         payload = data["texts"]
     else:
         return None
@@ -220,7 +233,7 @@ def _canonical_run(row: dict[str, Any]) -> PackedRun | None:
     n = len(payload)
     if type(dt) is not list or not deltas_proven(dt, time0, n) or seq0 + n - 1 > MAX_SAFE_INTEGER:
         return None
-    return make_run(_TAG_KIND[tag], seq0, time0, tuple(dt), turn, step, index, tuple(payload), call_id, name)
+    return make_run(kind, seq0, time0, tuple(dt), turn, step, index, tuple(payload), call_id, name)
 
 
 def validate_row(row: dict[str, Any]) -> PackedRun:
@@ -247,12 +260,12 @@ def validate_row(row: dict[str, Any]) -> PackedRun:
     is_tool = tag == "tool-call-chunks"
     keys = data.keys() if isinstance(data, dict) else set()
     if is_tool:
-        if keys != _TOOL_ROW_KEYS and keys != _TOOL_ROW_KEYS_NO_NAME:
+        if keys != TOOL_DATA_KEYS_NAMED and keys != TOOL_DATA_KEYS:
             raise _bad(tag, "data must be exactly {turn, step, index, id, name?, dt, args}")
         assert isinstance(data, dict)  # a list has no keys: it was refused just above
         if type(data["id"]) is not str or ("name" in data and type(data["name"]) is not str):
             raise _bad(tag, "id (and name when present) must be strings")
-    elif keys != _TEXT_ROW_KEYS:
+    elif keys != TEXT_DATA_KEYS:
         raise _bad(tag, "data must be exactly {turn, step, index, dt, texts}")
     else:
         assert isinstance(data, dict)  # a list has no keys: it was refused just above

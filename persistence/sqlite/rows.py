@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from persistence.errors import SessionStorageCorruptError
+from persistence.model.chunk_rows import TEXT_DATA_KEYS, TOOL_DATA_KEYS, TOOL_DATA_KEYS_NAMED
 from persistence.model.event_table import EventTable
 from persistence.model.jsontext import MAX_SAFE_INTEGER, JsonTextError, all_strings, js_loads
 from persistence.model.packed_run import PackedRun
@@ -39,9 +40,6 @@ Row = tuple[Any, ...]
 JS_EXACT_INT = 2**53
 _INT_ONLY = {int}
 _STR_ONLY = {str}
-_TEXT_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
-_TOOL_KEYS = frozenset({"turn", "step", "index", "dt", "id", "args"})
-_TOOL_KEYS_NAMED = frozenset({"turn", "step", "index", "dt", "id", "name", "args"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,11 +183,11 @@ def _packed_fields(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any)
         raise _bad(tag, fields_error)
     keys = obj.keys()
     if is_tool:
-        if keys != _TOOL_KEYS and keys != _TOOL_KEYS_NAMED:
+        if keys != TOOL_DATA_KEYS and keys != TOOL_DATA_KEYS_NAMED:
             raise _bad(tag, fields_error)
         if type(obj["id"]) is not str or ("name" in obj and type(obj["name"]) is not str):
             raise _bad(tag, "id and optional name must be strings")
-    elif keys != _TEXT_KEYS:
+    elif keys != TEXT_DATA_KEYS:
         raise _bad(tag, fields_error)
     if not (_is_number(obj["turn"]) and _is_number(obj["step"]) and _is_number(obj["index"])):
         raise _bad(tag, "turn/step/index must be numbers")

@@ -22,9 +22,9 @@ from typing import Any
 import orjson
 
 from persistence.errors import SessionStorageCorruptError
-from persistence.model.chunk_rows import deltas_proven
-from persistence.model.jsontext import MAX_SAFE_INTEGER, has_big_digits
-from persistence.model.packed_run import PackedRun, make_run
+from persistence.model.chunk_rows import run_of_data
+from persistence.model.jsontext import has_big_digits
+from persistence.model.packed_run import PackedRun
 from persistence.sqlite.constants import (
     MAX_PACKED_DATA_BYTES,
     MAX_PACKED_ROW_MEMBERS,
@@ -40,9 +40,6 @@ from persistence.sqlite.varint import decode_seqs
 # Integers a JS double holds exactly: the reference keeps these as they are (``rows._js_number``).
 _JS_EXACT_INT = 2**53
 _KIND_OF_TAG = {TEXT_TAG: "text-delta", REASONING_TAG: "reasoning-delta", TOOL_TAG: "tool-call-delta"}
-_TEXT_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
-_TOOL_KEYS = frozenset({"turn", "step", "index", "dt", "id", "args"})
-_TOOL_KEYS_NAMED = frozenset({"turn", "step", "index", "dt", "id", "name", "args"})
 # Each code point is at most 4 UTF-8 bytes: a packed cell this short is within the 1 MiB bound unseen.
 _SURE_PACKED_CHARS = MAX_PACKED_DATA_BYTES // 4
 # Every digit becomes "0", anything else a space: a 16-digit run is then one substring (as in jsontext).
@@ -71,41 +68,12 @@ def _run(tag: Any, seq: int, time: int, data: Any, ses: Any, sop: Any) -> Packed
         return None
     if type(obj) is not dict:
         return None
-    keys = obj.keys()
-    call_id = name = None
-    if tag == TOOL_TAG:
-        if keys == _TOOL_KEYS_NAMED:
-            name = obj["name"]
-            if type(name) is not str:
-                return None
-        elif keys != _TOOL_KEYS:
-            return None
-        call_id = obj["id"]
-        if type(call_id) is not str:
-            return None
-        payload = obj["args"]
-    elif keys == _TEXT_KEYS:
-        payload = obj["texts"]
-    else:
+    run = run_of_data(kind, seq, time, obj)
+    if run is None or not MIN_PACKED_ROW_MEMBERS <= len(run) <= MAX_PACKED_ROW_MEMBERS:
         return None
-    turn, step, index = obj["turn"], obj["step"], obj["index"]
-    if type(turn) is not int or type(step) is not int or type(index) is not int:
+    if not (-_JS_EXACT_INT <= min(run.turn, run.step, run.index) and max(run.turn, run.step, run.index) <= _JS_EXACT_INT):
         return None
-    if not (-_JS_EXACT_INT <= min(turn, step, index) and max(turn, step, index) <= _JS_EXACT_INT):
-        return None
-    if type(payload) is not list:
-        return None
-    n = len(payload)
-    if not MIN_PACKED_ROW_MEMBERS <= n <= MAX_PACKED_ROW_MEMBERS or seq + n - 1 > MAX_SAFE_INTEGER:
-        return None
-    try:
-        "".join(payload)  # only strings join
-    except TypeError:
-        return None
-    dt = obj["dt"]
-    if type(dt) is not list or not deltas_proven(dt, time, n):
-        return None
-    return make_run(kind, seq, time, tuple(dt), turn, step, index, tuple(payload), call_id, name)
+    return run
 
 
 def _digit_run_cells(texts: list[str]) -> set[int] | None:
