@@ -49,6 +49,17 @@ def _warm(fn: FolderNames, project: Path, names: tuple[str, ...]) -> None:
         assert not fn.surely_absent(str(project), names)
 
 
+def find_logs(store: JsonlSessionPersistence, ids: list[str]) -> list[object]:
+    """Each id's ``find_log`` answer, or the name of the error it raised."""
+    out: list[object] = []
+    for sid in ids:
+        try:
+            out.append(store.backend.find_log(sid))
+        except SessionLayoutError as err:
+            out.append(type(err).__name__)
+    return out
+
+
 def test_a_listing_is_kept_only_after_repeated_lookups_of_an_old_folder(tmp_path: Path) -> None:
     project = tmp_path / "p"
     (project / "s-1").mkdir(parents=True)
@@ -121,23 +132,14 @@ def test_find_log_answers_as_a_fresh_instance_after_each_change(tmp_path: Path) 
     (project,) = [p for p in root.iterdir() if p.is_dir()]
     ids = [f"s-{i}" for i in range(6)]
 
-    def lookups(backend: JsonlSessionPersistence) -> list[object]:
-        out: list[object] = []
-        for sid in ids:
-            try:
-                out.append(backend.backend.find_log(sid))
-            except SessionLayoutError as err:
-                out.append(type(err).__name__)
-        return out
-
     def check() -> None:
         # First with the listing kept before the change (the folder's mtime is what the change made it),
         # then with a listing kept after it.
-        assert lookups(store) == lookups(JsonlSessionPersistence(root))
+        assert find_logs(store, ids) == find_logs(JsonlSessionPersistence(root), ids)
         _age(project)
         for _ in range(LIST_AFTER):
-            lookups(store)
-        assert lookups(store) == lookups(JsonlSessionPersistence(root))
+            find_logs(store, ids)
+        assert find_logs(store, ids) == find_logs(JsonlSessionPersistence(root), ids)
 
     check()
     sk.run(create(store, "s-4"))
@@ -146,7 +148,7 @@ def test_find_log_answers_as_a_fresh_instance_after_each_change(tmp_path: Path) 
     check()
     (project / (encode_segment("s-5") + ZSTD_SUFFIX)).write_bytes(b"")  # a flat artifact: refused by name
     check()
-    assert "SessionLayoutError" in lookups(store)
+    assert "SessionLayoutError" in find_logs(store, ids)
     sk.run(store.close())
 
 
@@ -178,15 +180,6 @@ def test_after_random_changes_lookups_equal_a_fresh_instance(tmp_path_factory: p
     ids = [f"s-{i}" for i in range(6)]
     kept = JsonlSessionPersistence(root)
 
-    def lookups(store: JsonlSessionPersistence) -> list[object]:
-        out: list[object] = []
-        for sid in ids:
-            try:
-                out.append(store.backend.find_log(sid))
-            except SessionLayoutError as err:
-                out.append(type(err).__name__)
-        return out
-
     for op, p, i, age in ops:
         project = projects[p]
         folder = project / encode_segment(ids[i])
@@ -207,5 +200,5 @@ def test_after_random_changes_lookups_equal_a_fresh_instance(tmp_path_factory: p
         if age or op == "age":
             _age(project)
         for _ in range(LIST_AFTER):
-            lookups(kept)  # keeps listings of the folders that may be kept
-        assert lookups(kept) == lookups(JsonlSessionPersistence(root)), (op, p, i, age)
+            find_logs(kept, ids)  # keeps listings of the folders that may be kept
+        assert find_logs(kept, ids) == find_logs(JsonlSessionPersistence(root), ids), (op, p, i, age)
