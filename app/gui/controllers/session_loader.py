@@ -117,12 +117,6 @@ def preview_records(tail: Sequence[dict[str, Any]]) -> tuple[Sequence[dict[str, 
     return stored + interrupted_turn_closers(stored), len(stored)
 
 
-def read_file_from(path: str, offset: int) -> bytes:
-    with open(path, "rb") as f:
-        f.seek(offset)
-        return f.read()
-
-
 def load_artifact_text(path: str, compression: str, progress: Progress) -> tuple[RawText, int, str]:
     """Read and decode a transcript the engine did not read for us (a bad row's file, the other encoding)."""
     st = os.stat(path)
