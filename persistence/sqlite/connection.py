@@ -27,6 +27,20 @@ def _lossy_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
+def fetchall_lenient(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Run one query; a TEXT cell that is not UTF-8 is read again leniently, as node:sqlite reads it."""
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as err:
+        if "decode" not in str(err).lower():
+            raise
+    conn.text_factory = _lossy_text
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.text_factory = str
+
+
 class Database:
     """The store's one SQLite connection: opened lazily, validated, guarded by one lock."""
 
@@ -275,18 +289,8 @@ class Database:
             ) from cause
 
     def fetchall(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """Run one query; SQLite errors become typed engine errors (an undecodable text is corruption)."""
-        try:
-            return conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as err:
-            if "decode" not in str(err).lower():
-                raise
-        # Invalid UTF-8 in a TEXT cell: re-read leniently, as node:sqlite would have.
-        conn.text_factory = _lossy_text
-        try:
-            return conn.execute(sql, params).fetchall()
-        finally:
-            conn.text_factory = str
+        """Run one query on the store's connection (``fetchall_lenient``)."""
+        return fetchall_lenient(conn, sql, params)
 
     def close(self) -> None:
         """Close the connection (idempotent; later uses raise)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -24,6 +24,7 @@ from typing import Any
 from persistence.errors import SessionStorageCorruptError
 from persistence.model.header import SessionHeader, frozen_from_columns, plain_headers
 from persistence.model.jsontext import MAX_SAFE_INTEGER
+from persistence.sqlite.column_fetch import Fetch, columns_query, fetch_columns
 from persistence.sqlite.constants import UUID_RE
 from persistence.sqlite.rows import check_int_range
 
@@ -188,15 +189,17 @@ def upsert_params(meta: dict[str, Any], incarnation: str) -> tuple[Any, ...]:
 
 # Rows with a header field beyond cwd (a subagent's parent/origin/depth, a seed length, a preset) or a
 # version other than the integer 0 (SESSION_FORMAT_VERSION; any other is refused by every read) are
-# "rich"; a store without any needs only these five columns of each row.  Python's sqlite3 pays about
-# 0.1 us per cell, so skipping the six cells whose value a plain row fixes saves a third of the fetch
-# (10,000 rows: 11 cells a row 10.8 ms, 6 cells 7.6 ms, 5 cells 6.6 ms).  A store with any rich row is
-# read whole and checked by column (``exact_listing``): a third of 10,000 rows rich 30 -> 20 ms, one in
-# a hundred 20 -> 18 ms, against reading the rich rows apart and merging them row by row.  The optional
-# columns are tested last to first: SQLite then decodes each record's header once (0.59 against 0.69
-# ms for that scan).
+# "rich"; a store without any needs only these five columns of each row.  Each column read costs (rows
+# through Python's sqlite3, about 0.1 us a cell: 10,000 rows of 11 cells 10.8 ms, of 5 cells 6.6 ms;
+# as JSON arrays, ``column_fetch``, 5 columns 3.3 ms), so the six whose value a plain row fixes are
+# skipped.  A store with any rich row is read whole and checked by column: a third of 10,000 rows rich
+# 30 -> 20 ms as rows, 17 ms as columns, against reading the rich rows apart and merging them row by
+# row.  The optional columns are tested last to first: SQLite then decodes each record's header once
+# (0.59 against 0.69 ms for that scan).
 CORE_COLUMNS = "id, created_at, cwd, incarnation, revision"
 SELECT_CORE_SESSIONS = f"SELECT {CORE_COLUMNS} FROM sessions ORDER BY rowid"
+CORE_COLUMNS_JSON = columns_query(CORE_COLUMNS.split(", "))
+ALL_COLUMNS_JSON = columns_query(SESSION_COLUMNS.split(", "))
 SELECT_ANY_RICH_SESSION = (
     "SELECT 1 FROM sessions WHERE agent_preset IS NOT NULL OR delegation_depth IS NOT NULL "
     "OR origin IS NOT NULL OR seed_length IS NOT NULL OR parent_session IS NOT NULL "
@@ -210,8 +213,6 @@ TINY_LISTING_ROWS = 64
 SELECT_FIRST_SESSIONS = f"{SELECT_ALL_SESSIONS} LIMIT ?"
 
 _UUID_CHARS = b"0123456789abcdefABCDEF-\n"  # hex digits, dashes and the record separator
-
-Fetch = Callable[[str], list[tuple[Any, ...]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,12 +236,15 @@ def read_listing(fetch: Fetch) -> Listing:
     because whether a store has rich rows is asked by a separate query.
     """
     if not fetch(SELECT_ANY_RICH_SESSION):
-        # The fetched rows die here: only their columns live on while the headers are built (10,000
-        # fewer objects for the collector to walk meanwhile).
-        columns = _plain_columns(fetch(SELECT_CORE_SESSIONS))
+        columns = _plain_columns(fetch)
         if columns is not None:
             ids, created, cwds, incarnations, revisions = columns
             return Listing(plain_headers([0] * len(ids), ids, created, cwds), incarnations, revisions)
+    else:
+        every = fetch_columns(fetch, ALL_COLUMNS_JSON)
+        if every is not None and every[0] and _all_columns_valid(every, len(every[0])):
+            return _listing_of(every)
+    # Rows, and their checks one by one, name the first bad row with its own values.
     return exact_listing(fetch(SELECT_ALL_SESSIONS))
 
 
@@ -259,6 +263,11 @@ def exact_listing(rows: list[tuple[Any, ...]]) -> Listing:
     if not _all_columns_valid(columns, len(rows)):
         for r in rows:
             check_session_row(r)
+    return _listing_of(columns)
+
+
+def _listing_of(columns: Sequence[Sequence[Any]]) -> Listing:
+    """The listing of the ``SESSION_COLUMNS`` columns of validated rows."""
     sid, version, created_at, cwd, parent, seed_length, origin, depth, preset, incarnations, revisions = columns
     headers = frozen_from_columns(
         SessionHeader,
@@ -277,8 +286,11 @@ def exact_listing(rows: list[tuple[Any, ...]]) -> Listing:
     return Listing(headers, incarnations, revisions)
 
 
-def _plain_columns(rows: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...] | None:
-    """The columns of plain core rows when every row surely passes ``session_from_row``, else None.
+def _plain_columns(fetch: Fetch) -> Sequence[Sequence[Any]] | None:
+    """The ``CORE_COLUMNS`` of a plain store when every row surely passes ``session_from_row``, else None.
+
+    Read as columns (``column_fetch``) where SQLite can; else as rows, which die here: only their
+    columns live on while the headers are built (10,000 fewer objects for the collector to walk).
 
     Whole columns at a time (type sets, sum/min/max, one byte scan of all incarnations): about 0.3 us
     a row against 2.4 us for the column-by-column checks of each row.  It may refuse a valid store
@@ -287,10 +299,13 @@ def _plain_columns(rows: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...] |
     integer 0 and whose five optional columns other than cwd are NULL (``SELECT_ANY_RICH_SESSION``
     found no other row).
     """
-    n = len(rows)
+    columns: Sequence[Sequence[Any]] | None = fetch_columns(fetch, CORE_COLUMNS_JSON)
+    if columns is None:
+        rows = fetch(SELECT_CORE_SESSIONS)
+        columns = tuple(zip(*rows, strict=True)) if rows else ((),) * 5
+    n = len(columns[0])
     if n == 0:
-        return ((),) * 5
-    columns = tuple(zip(*rows, strict=True))
+        return columns
     ids, created, cwds, incarnations, revisions = columns
     return columns if _core_columns_valid(ids, created, cwds, incarnations, revisions, n) else None
 
