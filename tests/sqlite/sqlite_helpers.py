@@ -44,6 +44,31 @@ def service(path: Path | str, **kw: Any) -> SqliteSessionPersistence:
     return SqliteSessionPersistence(path, **kw)
 
 
+async def fresh_listing(path: Path) -> tuple[list[Any], list[Any]]:
+    """``list()`` and ``list_snapshots()`` of a new read-only instance of the store at ``path``."""
+    store = SqliteSessionPersistence(path, read_only=True)
+    try:
+        return await store.list(), await store.list_snapshots()
+    finally:
+        await store.close()
+
+
+@contextmanager
+def typeless_sessions(rows: list[tuple[Any, ...]]) -> Iterator[sqlite3.Connection]:
+    """An in-memory ``sessions`` table of ``rows`` without column types (nor STRICT): every cell keeps the
+    storage class it was given, as in a crafted or damaged file."""
+    con = sqlite3.connect(":memory:")
+    try:
+        con.execute(
+            "CREATE TABLE sessions (id, version, created_at, cwd, parent_session, seed_length, origin, "
+            "delegation_depth, agent_preset, incarnation, revision)"
+        )
+        con.executemany("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        yield con
+    finally:
+        con.close()
+
+
 @contextmanager
 def raw(path: Path | str) -> Iterator[sqlite3.Connection]:
     """A plain connection for crafting or inspecting files (autocommit)."""

@@ -17,11 +17,10 @@ from typing import Any
 
 import pytest
 from sessionkit import run
-from sqlite_helpers import private_dir
+from sqlite_helpers import fresh_listing, private_dir, typeless_sessions
 
 from persistence.backend import NEVER_CANCELLED as T
 from persistence.sqlite import column_fetch, sessions
-from persistence.sqlite.backend import SqliteSessionPersistence
 from persistence.sqlite.column_fetch import columns_query, fetch_columns
 from persistence.sqlite.connection import fetchall_lenient
 from persistence.sqlite.sessions import (
@@ -61,17 +60,9 @@ def rows_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sessions, "fetch_columns", lambda fetch, sql: None)
 
 
-async def listing(path: Path) -> tuple[list[Any], list[Any]]:
-    store = SqliteSessionPersistence(path, read_only=True)
-    try:
-        return await store.list(), await store.list_snapshots()
-    finally:
-        await store.close()
-
-
 def outcome(path: Path) -> tuple[list[Any], list[Any]] | tuple[type[BaseException], str]:
     try:
-        return run(listing(path))
+        return run(fresh_listing(path))
     except Exception as err:  # the error itself is what is compared
         return type(err), str(err)
 
@@ -104,7 +95,7 @@ def test_listing_order_is_insertion_order_not_id_order(tmp_path: Path, subagent_
     ids = [f"s-{ROWS - i:05d}" for i in range(ROWS)]  # descending: rowid order is not id order
     fill(path, ids, subagent_every=subagent_every)
     fill(path, ids[:5], subagent_every=subagent_every)  # upserts keep their rows (and rowids)
-    headers, snaps = run(listing(path))
+    headers, snaps = run(fresh_listing(path))
     assert [h.id for h in headers] == ids
     assert [s.header for s in snaps] == headers
 
@@ -139,20 +130,12 @@ def typeless_listing(
 ) -> Listing | tuple[type[BaseException], str]:
     """``read_listing`` as the store reads (``fetchall_lenient``) over ``rows`` changed by ``damage``, in a
     table without column types: a crafted file's cells of any storage class (the real tables are STRICT)."""
-    con = sqlite3.connect(":memory:")
-    try:
-        con.execute(
-            "CREATE TABLE sessions (id, version, created_at, cwd, parent_session, seed_length, origin, "
-            "delegation_depth, agent_preset, incarnation, revision)"
-        )
-        con.executemany("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    with typeless_sessions(rows) as con:
         con.execute(damage, params)
         try:
             return read_listing(partial(fetchall_lenient, con))
         except Exception as err:  # the error itself is what is compared
             return type(err), str(err)
-    finally:
-        con.close()
 
 
 def as_compared(got: Listing | tuple[type[BaseException], str]) -> Any:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from sessionkit import meta, one_turn_log, open_turn2, run
+from sqlite_helpers import fresh_listing
 
 from persistence.backend import NEVER_CANCELLED as T
 from persistence.errors import SessionStorageCorruptError
@@ -45,14 +46,6 @@ def fill(path: Path, count: int = ROWS) -> None:
             con.execute(UPSERT_SESSION, upsert_params(m, str(uuid.uuid4())))
             con.execute(BUMP_REVISION, (m["id"],))
     st.close()
-
-
-async def fresh_listing(path: Path) -> tuple[list[Any], list[Any]]:
-    store = SqliteSessionPersistence(path, read_only=True)
-    try:
-        return await store.list(), await store.list_snapshots()
-    finally:
-        await store.close()
 
 
 async def same(store: SqliteSessionPersistence, path: Path) -> None:

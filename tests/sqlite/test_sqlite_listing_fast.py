@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_profiles import examples
 from sessionkit import meta, one_turn_log, run
+from sqlite_helpers import typeless_sessions
 
 from persistence.backend import NEVER_CANCELLED as T
 from persistence.errors import SessionStorageCorruptError
@@ -69,22 +70,13 @@ def reference(rows: list[tuple[Any, ...]]) -> Listing | tuple[type[BaseException
 
 def fast(rows: list[tuple[Any, ...]], *, exact: bool = False) -> Listing | tuple[type[BaseException], str]:
     """``read_listing`` (or, with ``exact``, the few-rows reader) over ``rows``."""
-    con = sqlite3.connect(":memory:")
-    try:
-        # No column types (and not STRICT): every cell keeps the storage class it was given.
-        con.execute(
-            "CREATE TABLE sessions (id, version, created_at, cwd, parent_session, seed_length, origin, "
-            "delegation_depth, agent_preset, incarnation, revision)"
-        )
-        con.executemany("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    with typeless_sessions(rows) as con:
         try:
             if exact:
                 return exact_listing(con.execute(SELECT_ALL_SESSIONS).fetchall())
             return read_listing(lambda sql: con.execute(sql).fetchall())
         except Exception as err:
             return type(err), str(err)
-    finally:
-        con.close()
 
 
 def same(a: Listing | tuple[type[BaseException], str], b: Listing | tuple[type[BaseException], str]) -> bool:

@@ -4,11 +4,11 @@ version, of any storage class, equals the row-by-row reader's, error included.""
 
 from __future__ import annotations
 
-import sqlite3
 import uuid
 from typing import Any
 
 import pytest
+from sqlite_helpers import typeless_sessions
 
 from persistence.model.header import SessionHeader
 from persistence.sqlite.sessions import read_listing, session_from_row
@@ -21,21 +21,12 @@ def rows_with(version: Any, count: int = 5, at: int = 2) -> list[tuple[Any, ...]
 
 
 def listed(rows: list[tuple[Any, ...]]) -> Any:
-    con = sqlite3.connect(":memory:")
-    try:
-        # Untyped columns: every cell keeps the storage class it was given, as in a crafted file.
-        con.execute(
-            "CREATE TABLE sessions (id, version, created_at, cwd, parent_session, seed_length, origin, "
-            "delegation_depth, agent_preset, incarnation, revision)"
-        )
-        con.executemany("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    with typeless_sessions(rows) as con:
         try:
             listing = read_listing(lambda sql: con.execute(sql).fetchall())
         except Exception as err:
             return type(err), str(err)
         return [h.to_json() for h in listing.headers], list(listing.incarnations), list(listing.revisions)
-    finally:
-        con.close()
 
 
 def expected(rows: list[tuple[Any, ...]]) -> Any:
