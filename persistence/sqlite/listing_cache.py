@@ -2,9 +2,9 @@
 
 Why: a 10,000-session ``list()`` is ~13 ms of work however often it is asked (read five columns, check
 them whole, build 10k headers; ``sessions.read_listing``), ``list_snapshots()`` ~4 ms more for the
-revision tokens and snapshots, and the window asks again on every refresh.  A listing also makes 20k+ objects, so a
-caller that keeps earlier results pays cyclic-collector passes over them too (measured: a warm listing
-took 24 ms median while 30 earlier ones were kept, 18 ms without the collector).  Upstream reads afresh
+revision tokens and snapshots, and the window asks again on every refresh.  A listing also makes 20k+
+objects, so a caller that keeps earlier results pays cyclic-collector passes over them too (measured:
+a warm listing took 24 ms median while 30 earlier ones were kept, 18 ms without the collector).  Upstream reads afresh
 each time (16 and 19 ms on its paired run).
 
 Unchanged means: the same connection, the same ``PRAGMA data_version`` read inside the listing's own read
