@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +15,7 @@ from sessionkit import step_end, step_start, text_delta, turn_end, turn_start
 
 from persistence.backend import NEVER_CANCELLED
 from persistence.sqlite.backend import SqliteSessionPersistence
+from persistence.sqlite.sessions import BUMP_REVISION, UPSERT_SESSION, upsert_params
 from persistence.sqlite.storage import SqliteStorage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,6 +44,21 @@ def storage(path: Path | str, **kw: Any) -> SqliteStorage:
 
 def service(path: Path | str, **kw: Any) -> SqliteSessionPersistence:
     return SqliteSessionPersistence(path, **kw)
+
+
+def fill_sessions(path: Path | str, ids: list[str], *, subagent_every: int = 0) -> None:
+    """A header row for each of ``ids`` (created_at its index, one of three cwds), each a new incarnation
+    at revision 1; every ``subagent_every``-th one a subagent's (a parent, origin, depth and preset)."""
+    st = SqliteStorage(path)
+    st.list_headers(NEVER_CANCELLED)
+    with st.db.write("fill") as con:
+        for i, sid in enumerate(ids):
+            m: dict[str, Any] = {"version": 0, "id": sid, "createdAt": i, "cwd": f"/p/{i % 3}"}
+            if subagent_every and i % subagent_every == 0:
+                m |= {"parentSession": "parent", "origin": "subagent", "delegationDepth": 1, "agentPreset": "reviewer"}
+            con.execute(UPSERT_SESSION, upsert_params(m, str(uuid.uuid4())))
+            con.execute(BUMP_REVISION, (sid,))
+    st.close()
 
 
 async def fresh_listing(path: Path) -> tuple[list[Any], list[Any]]:

@@ -17,42 +17,20 @@ from typing import Any
 
 import pytest
 from sessionkit import run
-from sqlite_helpers import fresh_listing, private_dir, typeless_sessions
+from sqlite_helpers import db_path, fill_sessions, fresh_listing, raw, typeless_sessions
 
-from persistence.backend import NEVER_CANCELLED as T
 from persistence.sqlite import column_fetch, sessions
 from persistence.sqlite.column_fetch import columns_query, fetch_columns
 from persistence.sqlite.connection import fetchall_lenient
 from persistence.sqlite.sessions import (
     ALL_COLUMNS_JSON,
-    BUMP_REVISION,
     CORE_COLUMNS_JSON,
     TINY_LISTING_ROWS,
-    UPSERT_SESSION,
     Listing,
     read_listing,
-    upsert_params,
 )
-from persistence.sqlite.storage import SqliteStorage
 
 ROWS = TINY_LISTING_ROWS + 6  # listed by a worker, through read_listing
-
-
-def store_path(tmp_path: Path) -> Path:
-    return private_dir(tmp_path) / "sessions.sqlite"
-
-
-def fill(path: Path, ids: list[str], *, subagent_every: int = 0) -> None:
-    st = SqliteStorage(path)
-    st.list_headers(T)
-    with st.db.write("fill") as con:
-        for i, sid in enumerate(ids):
-            m: dict[str, Any] = {"version": 0, "id": sid, "createdAt": i, "cwd": f"/p/{i % 3}"}
-            if subagent_every and i % subagent_every == 0:
-                m |= {"parentSession": "parent", "origin": "subagent", "delegationDepth": 1, "agentPreset": "reviewer"}
-            con.execute(UPSERT_SESSION, upsert_params(m, str(uuid.uuid4())))
-            con.execute(BUMP_REVISION, (sid,))
-    st.close()
 
 
 def rows_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,20 +45,11 @@ def outcome(path: Path) -> tuple[list[Any], list[Any]] | tuple[type[BaseExceptio
         return type(err), str(err)
 
 
-def tamper(path: Path, sql: str, params: tuple[Any, ...] = ()) -> None:
-    con = sqlite3.connect(path)
-    try:
-        with con:
-            con.execute(sql, params)
-    finally:
-        con.close()
-
-
 @pytest.mark.parametrize("sql", [CORE_COLUMNS_JSON, ALL_COLUMNS_JSON])
 def test_the_column_read_scans_the_table_in_rowid_order(tmp_path: Path, sql: str) -> None:
     # No index covers the columns read, so the one scan is the table's own: rowid order.
-    path = store_path(tmp_path)
-    fill(path, ["b", "a"])
+    path = db_path(tmp_path)
+    fill_sessions(path, ["b", "a"])
     con = sqlite3.connect(path)
     try:
         plan = " ".join(str(row[-1]) for row in con.execute("EXPLAIN QUERY PLAN " + sql))
@@ -91,10 +60,10 @@ def test_the_column_read_scans_the_table_in_rowid_order(tmp_path: Path, sql: str
 
 @pytest.mark.parametrize("subagent_every", [0, 3])
 def test_listing_order_is_insertion_order_not_id_order(tmp_path: Path, subagent_every: int) -> None:
-    path = store_path(tmp_path)
+    path = db_path(tmp_path)
     ids = [f"s-{ROWS - i:05d}" for i in range(ROWS)]  # descending: rowid order is not id order
-    fill(path, ids, subagent_every=subagent_every)
-    fill(path, ids[:5], subagent_every=subagent_every)  # upserts keep their rows (and rowids)
+    fill_sessions(path, ids, subagent_every=subagent_every)
+    fill_sessions(path, ids[:5], subagent_every=subagent_every)  # upserts keep their rows (and rowids)
     headers, snaps = run(fresh_listing(path))
     assert [h.id for h in headers] == ids
     assert [s.header for s in snaps] == headers
@@ -104,8 +73,8 @@ def test_listing_order_is_insertion_order_not_id_order(tmp_path: Path, subagent_
 def test_the_column_read_and_the_row_read_list_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, subagent_every: int
 ) -> None:
-    path = store_path(tmp_path)
-    fill(path, [str(uuid.uuid4()) for _ in range(ROWS)], subagent_every=subagent_every)
+    path = db_path(tmp_path)
+    fill_sessions(path, [str(uuid.uuid4()) for _ in range(ROWS)], subagent_every=subagent_every)
     read = []
     real = column_fetch.fetch_columns
 
@@ -188,17 +157,18 @@ def test_damage_lists_as_the_row_read_lists_it(monkeypatch: pytest.MonkeyPatch, 
 )
 def test_a_damaged_store_lists_as_the_row_read_lists_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
     # What a STRICT table can still hold: text that is not UTF-8, values the checks refuse.
-    path = store_path(tmp_path)
-    fill(path, [f"s-{i:05d}" for i in range(ROWS)])
-    tamper(path, damage)
+    path = db_path(tmp_path)
+    fill_sessions(path, [f"s-{i:05d}" for i in range(ROWS)])
+    with raw(path) as con:
+        con.execute(damage)
     by_columns = outcome(path)
     rows_only(monkeypatch)
     assert outcome(path) == by_columns
 
 
 def test_a_sqlite_without_json_functions_reads_rows(tmp_path: Path) -> None:
-    path = store_path(tmp_path)
-    fill(path, [f"s-{i:05d}" for i in range(ROWS)])
+    path = db_path(tmp_path)
+    fill_sessions(path, [f"s-{i:05d}" for i in range(ROWS)])
     con = sqlite3.connect(path)
     try:
 

@@ -13,39 +13,23 @@ import asyncio
 import sqlite3
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sessionkit import meta, one_turn_log, open_turn2, run
-from sqlite_helpers import fresh_listing
+from sqlite_helpers import db_path, fill_sessions, fresh_listing
 
-from persistence.backend import NEVER_CANCELLED as T
 from persistence.errors import SessionStorageCorruptError
 from persistence.sqlite.backend import SqliteSessionPersistence
 from persistence.sqlite.listing_cache import ListingCache
-from persistence.sqlite.sessions import BUMP_REVISION, TINY_LISTING_ROWS, UPSERT_SESSION, empty_listing, upsert_params
-from persistence.sqlite.storage import SqliteStorage
+from persistence.sqlite.sessions import BUMP_REVISION, TINY_LISTING_ROWS, empty_listing
 
 ROWS = TINY_LISTING_ROWS + 6  # listed by a worker through the cache, never inline
 
 
-def private_db(tmp_path: Path) -> Path:
-    d = tmp_path / "store"
-    d.mkdir(mode=0o700)
-    return d / "sessions.sqlite"
-
-
 def fill(path: Path, count: int = ROWS) -> None:
-    st = SqliteStorage(path)
-    st.list_headers(T)
-    with st.db.write("fill") as con:
-        for i in range(count):
-            m: dict[str, Any] = {"version": 0, "id": f"s-{i:05d}", "createdAt": i, "cwd": f"/p/{i % 3}"}
-            con.execute(UPSERT_SESSION, upsert_params(m, str(uuid.uuid4())))
-            con.execute(BUMP_REVISION, (m["id"],))
-    st.close()
+    fill_sessions(path, [f"s-{i:05d}" for i in range(count)])
 
 
 async def same(store: SqliteSessionPersistence, path: Path) -> None:
@@ -55,7 +39,7 @@ async def same(store: SqliteSessionPersistence, path: Path) -> None:
 
 
 def test_a_repeated_listing_gives_equal_values_in_lists_of_the_callers_own(tmp_path: Path) -> None:
-    path = private_db(tmp_path)
+    path = db_path(tmp_path)
     fill(path)
 
     async def body() -> None:
@@ -73,7 +57,7 @@ def test_a_repeated_listing_gives_equal_values_in_lists_of_the_callers_own(tmp_p
 
 
 def test_the_instances_own_writes_are_seen(tmp_path: Path) -> None:
-    path = private_db(tmp_path)
+    path = db_path(tmp_path)
     fill(path)
 
     async def body() -> None:
@@ -94,7 +78,7 @@ def test_the_instances_own_writes_are_seen(tmp_path: Path) -> None:
 
 
 def test_another_instance_or_connection_committing_is_seen(tmp_path: Path) -> None:
-    path = private_db(tmp_path)
+    path = db_path(tmp_path)
     fill(path)
 
     async def body() -> None:
@@ -127,7 +111,7 @@ def test_another_instance_or_connection_committing_is_seen(tmp_path: Path) -> No
 
 
 def test_a_row_spoiled_by_another_connection_fails_the_next_listing_as_a_fresh_one_does(tmp_path: Path) -> None:
-    path = private_db(tmp_path)
+    path = db_path(tmp_path)
     fill(path)
 
     async def body() -> None:
@@ -153,7 +137,7 @@ def test_a_row_spoiled_by_another_connection_fails_the_next_listing_as_a_fresh_o
 
 
 def test_the_cache_builds_once_while_unchanged_and_again_after_any_commit(tmp_path: Path) -> None:
-    path = private_db(tmp_path)
+    path = db_path(tmp_path)
     fill(path, 3)
     conn = sqlite3.connect(path, isolation_level=None)
     other = sqlite3.connect(path, isolation_level=None)
@@ -189,7 +173,7 @@ def test_the_cache_builds_once_while_unchanged_and_again_after_any_commit(tmp_pa
 
 
 def test_a_warm_listing_of_any_size_is_served_on_the_loop_until_the_file_changes(tmp_path: Path) -> None:
-    path = private_db(tmp_path)
+    path = db_path(tmp_path)
     fill(path)
 
     async def body() -> None:
@@ -225,7 +209,7 @@ def test_a_warm_listing_of_any_size_is_served_on_the_loop_until_the_file_changes
 
 
 def test_a_commit_of_another_process_is_seen(tmp_path: Path) -> None:
-    path = private_db(tmp_path)
+    path = db_path(tmp_path)
     fill(path)
     script = (
         "import sqlite3, sys\n"
