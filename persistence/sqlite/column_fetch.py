@@ -62,9 +62,6 @@ def fetch_columns(fetch: Fetch, sql: str) -> tuple[list[Any], ...] | None:
         columns = tuple(map(orjson.loads, cells))
     except orjson.JSONDecodeError:  # e.g. a REAL infinity, which SQLite prints as 9.0e+999
         return None
-    if not columns:
-        return None
-    n = len(columns[0])
-    if any(type(column) is not list or len(column) != n for column in columns):
+    if any(type(column) is not list for column in columns) or len(set(map(len, columns))) > 1:
         return None
     return columns
